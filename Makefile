@@ -1,0 +1,46 @@
+# Two commands from a fresh clone: `make run` and `make test`. Both set everything up.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck pytest bench clean system-deps
+
+install: $(STAMP)
+
+# System packages the station needs (none are required by the core yet; later readers add
+# theirs here). As root they are installed with apt-get; otherwise the command is printed.
+SYSTEM_PACKAGES ?=
+system-deps:
+	@if [ -n "$(SYSTEM_PACKAGES)" ]; then \
+	  missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	    else echo "Missing system packages. Run: sudo apt-get install -y $$missing"; exit 1; fi; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml | system-deps
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(VENV)/bin/station demo
+
+lint: install
+	$(VENV)/bin/ruff check station drivers calibration tests benchmarks
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+pytest: install
+	$(VENV)/bin/pytest
+
+test: lint typecheck pytest
+
+bench: install
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

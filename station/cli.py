@@ -1,0 +1,36 @@
+"""The `station` command: one entry point, a subcommand per job.
+
+Each subcommand lives in `station/commands/<name>.py` with two functions:
+`add_parser(subparsers)` declares its arguments, and the `func` it sets runs it. Heavy
+imports happen inside `func`, so `station replay` starts fast whatever else exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+#: Subcommand modules under station.commands, in the order `station --help` lists them.
+COMMANDS = ("replay",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="station", description="Dealer-station controller for live baccarat tables."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"station.commands.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    return func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of `station`, one module each (see `station.cli`)."""

@@ -1,0 +1,368 @@
+"""The table's state machine: one event in, one verdict out, exactly as the dealing rules say.
+
+Pure: no I/O, no clock, no randomness. `station replay`, the live service and the tests
+all drive this one class, so they cannot disagree. The rules and the verdict contract
+are `shared/spec/dealing-rules.md`; the comments below name its sections.
+
+This is the hot path of replay (hundreds of thousands of events a second), so verdicts
+are plain dicts built inline and the event dispatch is a dict of bound methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from station.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
+from station.results import RoundResult, round_result
+from station.rules import PUNTO_BANCO, Tableau
+
+CutPolicy = Literal["one_more", "last_round"]
+CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round")
+EVENT_TYPES = (
+    "shoe", "card", "cut", "close_bets", "resume", "void", "end_shoe", "fault", "restart",
+)  # fmt: skip
+
+# Errors: the table suspends.
+UNEXPECTED_CARD = "UNEXPECTED_CARD"
+BURN_EXCESS = "BURN_EXCESS"
+BURN_INCOMPLETE = "BURN_INCOMPLETE"
+MISSING_CARD = "MISSING_CARD"
+EXCESS_COPIES = "EXCESS_COPIES"
+UNREADABLE_CARD = "UNREADABLE_CARD"
+CARD_WHILE_SUSPENDED = "CARD_WHILE_SUSPENDED"
+SCANNER_FAULT = "SCANNER_FAULT"
+STATION_RESTART = "STATION_RESTART"
+# Rejections: nothing changes.
+NO_ACTIVE_SHOE = "NO_ACTIVE_SHOE"
+SHOE_ACTIVE = "SHOE_ACTIVE"
+SUSPENDED = "SUSPENDED"
+NOT_SUSPENDED = "NOT_SUSPENDED"
+BAD_INPUT = "BAD_INPUT"
+
+ERRORS = (
+    UNEXPECTED_CARD, BURN_EXCESS, BURN_INCOMPLETE, MISSING_CARD, EXCESS_COPIES,
+    UNREADABLE_CARD, CARD_WHILE_SUSPENDED, SCANNER_FAULT, STATION_RESTART,
+)  # fmt: skip
+REJECTIONS = (NO_ACTIVE_SHOE, SHOE_ACTIVE, SUSPENDED, NOT_SUSPENDED, BAD_INPUT)
+
+#: What each code means, for people: the dashboard banner, the terminal, the journal.
+EXPLANATIONS: dict[str, str] = {
+    UNEXPECTED_CARD: "a card came out when none was due (an extra card, or before betting closed)",
+    BURN_EXCESS: "a card came out after the burn was complete, before betting closed",
+    BURN_INCOMPLETE: "betting was closed before the burn was complete",
+    MISSING_CARD: "betting was closed while the round still had a card due",
+    EXCESS_COPIES: "more copies of this card came out than the shoe holds (a foreign card)",
+    UNREADABLE_CARD: "the reader could not identify the card",
+    CARD_WHILE_SUSPENDED: "a card came out while the table was suspended",
+    SCANNER_FAULT: "the card reader failed or was disconnected",
+    STATION_RESTART: "the station restarted during the shoe; cards may have come out unseen",
+    NO_ACTIVE_SHOE: "no shoe is in play: start a shoe first",
+    SHOE_ACTIVE: "a shoe is already in play: end it first",
+    SUSPENDED: "the table is suspended: a supervisor must resume it or void the round",
+    NOT_SUSPENDED: "the table is not suspended",
+    BAD_INPUT: "not a valid event",
+}
+
+
+class Verdict(TypedDict):
+    """The station's decision on one event: the replay output's fields (less `seq`)."""
+
+    ok: bool
+    error: str | None
+    role: str | None
+    round: int | None
+    result: RoundResult | None
+    voided_round: int | None
+
+
+def _ok() -> Verdict:
+    return {"ok": True, "error": None, "role": None, "round": None, "result": None,
+            "voided_round": None}  # fmt: skip
+
+
+def _fail(code: str) -> Verdict:
+    return {"ok": False, "error": code, "role": None, "round": None, "result": None,
+            "voided_round": None}  # fmt: skip
+
+
+def bad_input() -> Verdict:
+    """The verdict on a line or request that is not a valid event."""
+    return _fail(BAD_INPUT)
+
+
+# The next role in a round after each of the first cards; after B2 the tableau decides.
+_NEXT_ROLE = {"P1": "B1", "B1": "P2", "P2": "B2"}
+
+
+@dataclass(slots=True)
+class Round:
+    """A round in progress: its number, the cards placed so far and the role due next."""
+
+    number: int
+    player: list[str] = field(default_factory=list)
+    banker: list[str] = field(default_factory=list)
+    due: str | None = "P1"
+
+
+@dataclass(slots=True)
+class Suspension:
+    """Why the table is suspended: the first error, and every error (and card) since."""
+
+    code: str
+    card: object = None
+    later: list[tuple[str, object]] = field(default_factory=list)
+
+
+class Table:
+    """One baccarat table: shoes, burns, rounds, suspensions, as events arrive."""
+
+    def __init__(
+        self,
+        decks: int = 8,
+        gated: bool = True,
+        cut_policy: CutPolicy = "one_more",
+        tableau: Tableau = PUNTO_BANCO,
+    ) -> None:
+        if decks < 1:
+            raise ValueError(f"decks must be at least 1, got {decks}")
+        if cut_policy not in CUT_POLICIES:
+            raise ValueError(f"cut_policy must be one of {CUT_POLICIES}, got {cut_policy!r}")
+        self.decks = decks
+        self.gated = gated
+        self.cut_policy = cut_policy
+        self.tableau = tableau
+        self.shoes_started = 0
+        self.in_play = False
+        self._reset_shoe()
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
+            "shoe": self._shoe,
+            "card": self._card,
+            "cut": self._cut,
+            "close_bets": self._close_bets,
+            "resume": self._resume,
+            "void": self._void,
+            "end_shoe": self._end_shoe,
+            "fault": self._fault,
+            "restart": self._restart,
+        }
+
+    def _reset_shoe(self) -> None:
+        self.copies: dict[str, int] = {}
+        self.unreadable = 0
+        self.reveal_due = True
+        self.burns_due = 0
+        self.burned: list[str] = []
+        self.rounds_opened = 0
+        self.round: Round | None = None
+        self.suspension: Suspension | None = None
+        self.cut_seen = False
+        self.last_round: int | None = None
+        self.results: list[RoundResult] = []
+        self.voided: list[int] = []
+
+    # -- the one entry point -------------------------------------------------------------
+
+    def apply(self, event: object) -> Verdict:
+        """Decide on one event (a dict in the replay format). Never raises on bad input."""
+        try:
+            handler = self._handlers[event["type"]]  # type: ignore[index]
+        except (KeyError, TypeError, IndexError):
+            return _fail(BAD_INPUT)
+        if not isinstance(event, dict):
+            return _fail(BAD_INPUT)
+        return handler(event)
+
+    # -- read-only views -----------------------------------------------------------------
+
+    @property
+    def burn_complete(self) -> bool:
+        return not self.reveal_due and self.burns_due == 0
+
+    @property
+    def cards_out(self) -> int:
+        """Cards that physically left the shoe in play: identified ones and unreadable ones."""
+        return sum(self.copies.values()) + self.unreadable
+
+    def expecting(self) -> str:
+        """What the station waits for next, in the words a supervisor uses."""
+        if not self.in_play:
+            return "new shoe"
+        if self.suspension is not None:
+            return "supervisor (resume or void)"
+        if self.reveal_due:
+            return "burn reveal card"
+        if self.burns_due:
+            return f"burn card ({self.burns_due} to go)"
+        if self.round is not None and self.round.due is not None:
+            return {"P1": "player first card", "B1": "banker first card",
+                    "P2": "player second card", "B2": "banker second card",
+                    "P3": "player third card", "B3": "banker third card"}[self.round.due]  # fmt: skip
+        return "close bets" if self.gated else "player first card"
+
+    def remaining(self) -> dict[str, int]:
+        """Copies of each card still in the shoe (the station saw every identified card)."""
+        return {c: self.decks - self.copies.get(c, 0) for c in ALL_CARDS}
+
+    # -- events --------------------------------------------------------------------------
+
+    def _shoe(self, event: Mapping[str, Any]) -> Verdict:
+        if self.in_play:
+            return _fail(SHOE_ACTIVE)
+        self._reset_shoe()
+        self.in_play = True
+        self.shoes_started += 1
+        return _ok()
+
+    def _card(self, event: Mapping[str, Any]) -> Verdict:
+        if "card" not in event:
+            return _fail(BAD_INPUT)
+        return self._card_out(event["card"])
+
+    def _card_out(self, raw: object) -> Verdict:
+        """A card came out of the shoe: the order of checks is the spec's."""
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        card = parse_card(raw)
+        if card is None:
+            self.unreadable += 1
+            return self._suspend(UNREADABLE_CARD, raw)
+        copies = self.copies.get(card, 0) + 1
+        self.copies[card] = copies
+        if copies > self.decks:
+            return self._suspend(EXCESS_COPIES, card)
+        if self.suspension is not None:
+            return self._suspend(CARD_WHILE_SUSPENDED, card)
+        if self.reveal_due:
+            self.reveal_due = False
+            self.burns_due = BURN_VALUE[card]
+            self.burned.append(card)
+            return {"ok": True, "error": None, "role": "burn_reveal", "round": None,
+                    "result": None, "voided_round": None}  # fmt: skip
+        if self.burns_due:
+            self.burns_due -= 1
+            self.burned.append(card)
+            return {"ok": True, "error": None, "role": "burn", "round": None, "result": None,
+                    "voided_round": None}  # fmt: skip
+        rnd = self.round
+        if rnd is None:
+            if self.gated:
+                return self._suspend(BURN_EXCESS if self.rounds_opened == 0 else UNEXPECTED_CARD,
+                                     card)  # fmt: skip
+            rnd = self._open_round()
+        return self._place(rnd, card)
+
+    def _place(self, rnd: Round, card: str) -> Verdict:
+        """Give `card` the role due in `rnd`, then work out what is due next."""
+        role = rnd.due
+        assert role is not None  # a round in progress always has a card due
+        if role[0] == "P":
+            rnd.player.append(card)
+        else:
+            rnd.banker.append(card)
+        if role in _NEXT_ROLE:
+            rnd.due = _NEXT_ROLE[role]
+        else:
+            rnd.due = self._third_card_due(rnd, role)
+        result: RoundResult | None = None
+        if rnd.due is None:
+            result = round_result(rnd.number, rnd.player, rnd.banker)
+            self.results.append(result)
+            self.round = None
+            if self.last_round == rnd.number:
+                self.in_play = False
+        return {"ok": True, "error": None, "role": role, "round": rnd.number, "result": result,
+                "voided_round": None}  # fmt: skip
+
+    def _third_card_due(self, rnd: Round, placed: str) -> str | None:
+        """The tableau: after B2 and after P3, which third card (if any) is due."""
+        if placed == "B3":
+            return None
+        player, banker = rnd.player, rnd.banker
+        bt = (POINTS[banker[0]] + POINTS[banker[1]]) % 10
+        t = self.tableau
+        if placed == "P3":
+            return "B3" if t.banker_draws(bt, POINTS[player[2]]) else None
+        pt = (POINTS[player[0]] + POINTS[player[1]]) % 10
+        if t.is_natural(pt, bt):
+            return None
+        if t.player_draws(pt):
+            return "P3"
+        return "B3" if t.banker_draws(bt, None) else None
+
+    def _open_round(self) -> Round:
+        self.rounds_opened += 1
+        self.round = Round(self.rounds_opened)
+        return self.round
+
+    def _suspend(self, code: str, card: object = None) -> Verdict:
+        if self.suspension is None:
+            self.suspension = Suspension(code, card)
+        else:
+            self.suspension.later.append((code, card))
+        return _fail(code)
+
+    def _cut(self, event: Mapping[str, Any]) -> Verdict:
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        if self.cut_seen:
+            return _ok()  # only the first cut card of a shoe counts
+        self.cut_seen = True
+        rnd = self.round
+        if rnd is None:
+            self.last_round = self.rounds_opened + 1  # the next round to be opened
+        elif rnd.player and self.cut_policy == "one_more":
+            self.last_round = rnd.number + 1
+        else:
+            self.last_round = rnd.number  # last_round policy, or no card placed yet
+        return _ok()
+
+    def _close_bets(self, event: Mapping[str, Any]) -> Verdict:
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        if not self.gated:
+            return _ok()
+        if self.suspension is not None:
+            return _fail(SUSPENDED)
+        if not self.burn_complete:
+            return self._suspend(BURN_INCOMPLETE)
+        if self.round is not None:
+            return self._suspend(MISSING_CARD)
+        rnd = self._open_round()
+        return {"ok": True, "error": None, "role": None, "round": rnd.number, "result": None,
+                "voided_round": None}  # fmt: skip
+
+    def _resume(self, event: Mapping[str, Any]) -> Verdict:
+        if self.suspension is None:
+            return _fail(NOT_SUSPENDED)
+        self.suspension = None
+        card = event.get("card")
+        if card is None:
+            return _ok()
+        return self._card_out(card)
+
+    def _void(self, event: Mapping[str, Any]) -> Verdict:
+        self.suspension = None
+        verdict = _ok()
+        rnd = self.round
+        if rnd is not None:
+            self.round = None
+            self.voided.append(rnd.number)
+            verdict["voided_round"] = rnd.number
+            if self.last_round == rnd.number:
+                self.in_play = False
+        return verdict
+
+    def _end_shoe(self, event: Mapping[str, Any]) -> Verdict:
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        verdict = self._void(event)
+        self.in_play = False
+        return verdict
+
+    def _fault(self, event: Mapping[str, Any]) -> Verdict:
+        return self._suspend(SCANNER_FAULT) if self.in_play else _ok()
+
+    def _restart(self, event: Mapping[str, Any]) -> Verdict:
+        return self._suspend(STATION_RESTART) if self.in_play else _ok()
