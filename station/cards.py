@@ -26,7 +26,7 @@ def _spellings() -> dict[str, str]:
     """Every exact spelling accepted without stripping: any letter case, `10` for `T`."""
     table: dict[str, str] = {}
     for code in ALL_CARDS:
-        rank, suit = code
+        rank, suit = code[0], code[1]
         ranks = {rank, rank.lower()} | ({"10"} if rank == "T" else set())
         for r in ranks:
             for s in (suit, suit.lower()):
@@ -163,9 +163,8 @@ class TableCodec:
             if card is None:
                 raise CodecError(f"{path}:{lineno}: {card_text!r} is not a card code (e.g. AS, TD)")
             if mapping.get(barcode, card) != card:
-                raise CodecError(
-                    f"{path}:{lineno}: barcode {barcode!r} maps to both {mapping[barcode]} and {card}"
-                )
+                other = mapping[barcode]
+                raise CodecError(f"{path}:{lineno}: barcode {barcode!r} maps to {other} and {card}")
             mapping[barcode] = card
         if not mapping:
             raise CodecError(f"{path}: the barcode table is empty")

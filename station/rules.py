@@ -32,8 +32,10 @@ class Tableau:
         # Compile to a 10 x 11 matrix (banker total x P3 points, column 10 = player stood)
         # so the hot path is two index operations.
         rows = tuple(
-            tuple(p3 in self.banker_draws_on_p3.get(bt, frozenset()) for p3 in range(10))
-            + (bt in self.banker_draws_if_player_stood,)
+            (
+                *(p3 in self.banker_draws_on_p3.get(bt, frozenset()) for p3 in range(10)),
+                bt in self.banker_draws_if_player_stood,
+            )
             for bt in range(10)
         )
         object.__setattr__(self, "_banker", rows)

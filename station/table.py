@@ -92,6 +92,13 @@ def bad_input() -> Verdict:
     return _fail(BAD_INPUT)
 
 
+#: The roles of a round's cards, in a supervisor's words.
+ROLE_WORDS = {
+    "P1": "player first card", "B1": "banker first card",
+    "P2": "player second card", "B2": "banker second card",
+    "P3": "player third card", "B3": "banker third card",
+}  # fmt: skip
+
 # The next role in a round after each of the first cards; after B2 the tableau decides.
 _NEXT_ROLE = {"P1": "B1", "B1": "P2", "P2": "B2"}
 
@@ -196,9 +203,7 @@ class Table:
         if self.burns_due:
             return f"burn card ({self.burns_due} to go)"
         if self.round is not None and self.round.due is not None:
-            return {"P1": "player first card", "B1": "banker first card",
-                    "P2": "player second card", "B2": "banker second card",
-                    "P3": "player third card", "B3": "banker third card"}[self.round.due]  # fmt: skip
+            return ROLE_WORDS[self.round.due]
         return "close bets" if self.gated else "player first card"
 
     def remaining(self) -> dict[str, int]:
