@@ -21,8 +21,16 @@ from station.rules import PUNTO_BANCO, Tableau
 CutPolicy = Literal["one_more", "last_round"]
 CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round")
 EVENT_TYPES = (
-    "shoe", "card", "cut", "close_bets", "resume", "void", "end_shoe", "fault", "restart",
-)  # fmt: skip
+    "shoe",
+    "card",
+    "cut",
+    "close_bets",
+    "resume",
+    "void",
+    "end_shoe",
+    "fault",
+    "restart",
+)
 
 # Errors: the table suspends.
 UNEXPECTED_CARD = "UNEXPECTED_CARD"
@@ -42,9 +50,16 @@ NOT_SUSPENDED = "NOT_SUSPENDED"
 BAD_INPUT = "BAD_INPUT"
 
 ERRORS = (
-    UNEXPECTED_CARD, BURN_EXCESS, BURN_INCOMPLETE, MISSING_CARD, EXCESS_COPIES,
-    UNREADABLE_CARD, CARD_WHILE_SUSPENDED, SCANNER_FAULT, STATION_RESTART,
-)  # fmt: skip
+    UNEXPECTED_CARD,
+    BURN_EXCESS,
+    BURN_INCOMPLETE,
+    MISSING_CARD,
+    EXCESS_COPIES,
+    UNREADABLE_CARD,
+    CARD_WHILE_SUSPENDED,
+    SCANNER_FAULT,
+    STATION_RESTART,
+)
 REJECTIONS = (NO_ACTIVE_SHOE, SHOE_ACTIVE, SUSPENDED, NOT_SUSPENDED, BAD_INPUT)
 
 #: What each code means, for people: the dashboard banner, the terminal, the journal.
@@ -78,13 +93,25 @@ class Verdict(TypedDict):
 
 
 def _ok() -> Verdict:
-    return {"ok": True, "error": None, "role": None, "round": None, "result": None,
-            "voided_round": None}  # fmt: skip
+    return {
+        "ok": True,
+        "error": None,
+        "role": None,
+        "round": None,
+        "result": None,
+        "voided_round": None,
+    }
 
 
 def _fail(code: str) -> Verdict:
-    return {"ok": False, "error": code, "role": None, "round": None, "result": None,
-            "voided_round": None}  # fmt: skip
+    return {
+        "ok": False,
+        "error": code,
+        "role": None,
+        "round": None,
+        "result": None,
+        "voided_round": None,
+    }
 
 
 def bad_input() -> Verdict:
@@ -94,10 +121,13 @@ def bad_input() -> Verdict:
 
 #: The roles of a round's cards, in a supervisor's words.
 ROLE_WORDS = {
-    "P1": "player first card", "B1": "banker first card",
-    "P2": "player second card", "B2": "banker second card",
-    "P3": "player third card", "B3": "banker third card",
-}  # fmt: skip
+    "P1": "player first card",
+    "B1": "banker first card",
+    "P2": "player second card",
+    "B2": "banker second card",
+    "P3": "player third card",
+    "B3": "banker third card",
+}
 
 # The next role in a round after each of the first cards; after B2 the tableau decides.
 _NEXT_ROLE = {"P1": "B1", "B1": "P2", "P2": "B2"}
@@ -243,18 +273,31 @@ class Table:
             self.reveal_due = False
             self.burns_due = BURN_VALUE[card]
             self.burned.append(card)
-            return {"ok": True, "error": None, "role": "burn_reveal", "round": None,
-                    "result": None, "voided_round": None}  # fmt: skip
+            return {
+                "ok": True,
+                "error": None,
+                "role": "burn_reveal",
+                "round": None,
+                "result": None,
+                "voided_round": None,
+            }
         if self.burns_due:
             self.burns_due -= 1
             self.burned.append(card)
-            return {"ok": True, "error": None, "role": "burn", "round": None, "result": None,
-                    "voided_round": None}  # fmt: skip
+            return {
+                "ok": True,
+                "error": None,
+                "role": "burn",
+                "round": None,
+                "result": None,
+                "voided_round": None,
+            }
         rnd = self.round
         if rnd is None:
             if self.gated:
-                return self._suspend(BURN_EXCESS if self.rounds_opened == 0 else UNEXPECTED_CARD,
-                                     card)  # fmt: skip
+                return self._suspend(
+                    BURN_EXCESS if self.rounds_opened == 0 else UNEXPECTED_CARD, card
+                )
             rnd = self._open_round()
         return self._place(rnd, card)
 
@@ -277,8 +320,14 @@ class Table:
             self.round = None
             if self.last_round == rnd.number:
                 self.in_play = False
-        return {"ok": True, "error": None, "role": role, "round": rnd.number, "result": result,
-                "voided_round": None}  # fmt: skip
+        return {
+            "ok": True,
+            "error": None,
+            "role": role,
+            "round": rnd.number,
+            "result": result,
+            "voided_round": None,
+        }
 
     def _third_card_due(self, rnd: Round, placed: str) -> str | None:
         """The tableau: after B2 and after P3, which third card (if any) is due."""
@@ -335,8 +384,14 @@ class Table:
         if self.round is not None:
             return self._suspend(MISSING_CARD)
         rnd = self._open_round()
-        return {"ok": True, "error": None, "role": None, "round": rnd.number, "result": None,
-                "voided_round": None}  # fmt: skip
+        return {
+            "ok": True,
+            "error": None,
+            "role": None,
+            "round": rnd.number,
+            "result": None,
+            "voided_round": None,
+        }
 
     def _resume(self, event: Mapping[str, Any]) -> Verdict:
         if self.suspension is None:

@@ -22,12 +22,18 @@ def positive_int(text: str) -> int:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """--decks, --ungated, --cut-policy: how the table is set up (spec: `station replay`)."""
-    parser.add_argument("--decks", type=positive_int, default=8,
-                        help="52-card decks in the shoe (default 8)")  # fmt: skip
-    parser.add_argument("--ungated", action="store_true",
-                        help="cards may be dealt without close_bets (gating off)")  # fmt: skip
-    parser.add_argument("--cut-policy", choices=CUT_POLICIES, default="one_more",
-                        help="what the cut card does mid-round (default one_more)")  # fmt: skip
+    parser.add_argument(
+        "--decks", type=positive_int, default=8, help="52-card decks in the shoe (default 8)"
+    )
+    parser.add_argument(
+        "--ungated", action="store_true", help="cards may be dealt without close_bets (gating off)"
+    )
+    parser.add_argument(
+        "--cut-policy",
+        choices=CUT_POLICIES,
+        default="one_more",
+        help="what the cut card does mid-round (default one_more)",
+    )
 
 
 def table_from_args(args: argparse.Namespace) -> Table:

@@ -10,12 +10,20 @@ from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, tab
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("replay", help="decide on every event of a JSON Lines file",
-                       description="Run replay-format events through the rules core and "
-                                   "print one verdict per event (JSON Lines).")  # fmt: skip
+    p = sub.add_parser(
+        "replay",
+        help="decide on every event of a JSON Lines file",
+        description="Run replay-format events through the rules core and "
+        "print one verdict per event (JSON Lines).",
+    )
     add_table_options(p)
-    p.add_argument("file", nargs="?", default="-", metavar="FILE|-",
-                   help="events as JSON Lines (default: standard input)")  # fmt: skip
+    p.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="events as JSON Lines (default: standard input)",
+    )
     p.set_defaults(func=run)
 
 

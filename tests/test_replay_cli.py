@@ -1,0 +1,111 @@
+"""`station replay` as a process: the I/O contract of the spec."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STATION = [sys.executable, "-m", "station.cli"]
+
+
+def replay(data: bytes, *args: str) -> tuple[int, list[dict[str, Any]], str]:
+    out = subprocess.run([*STATION, "replay", *args], input=data, capture_output=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    return out.returncode, rows, out.stderr.decode()
+
+
+def test_seq_is_the_line_number_and_blank_lines_are_skipped() -> None:
+    data = b'{"type": "shoe"}\n\n   \n{"type":"card","card":"5H"}\r\n{"type": "cut"}'
+    code, rows, _ = replay(data)
+    assert code == 0
+    assert [r["seq"] for r in rows] == [1, 4, 5]
+    assert rows[1]["role"] == "burn_reveal"
+    assert rows[2]["ok"] and rows[2]["error"] is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'"shoe"',
+        b"null",
+        b'{"type": "shoe", "x": NaN}',
+        b'{"type": "card", "card": Infinity}',
+        b'{"type": "dance"}',
+        b'{"type": "card"}',
+        b"\xff\xfe{}",
+        b'{"type": "shoe"',
+        b"{'type': 'shoe'}",
+    ],
+)
+def test_lines_that_are_not_events_are_bad_input_and_the_run_goes_on(line: bytes) -> None:
+    code, rows, _ = replay(line + b'\n{"type": "shoe"}\n')
+    assert code == 0
+    assert rows[0] == {
+        "seq": 1,
+        "ok": False,
+        "error": "BAD_INPUT",
+        "role": None,
+        "round": None,
+        "result": None,
+        "voided_round": None,
+    }
+    assert rows[1]["ok"] and rows[1]["seq"] == 2
+
+
+def test_extra_keys_are_ignored_and_codes_are_canonical() -> None:
+    burns = "".join(f'{{"type":"card","card":"{r}d"}}\n' for r in "23456789tj").encode()
+    deal = "".join(f'{{"type":"card","card":"{c}"}}\n' for c in ["9S", "KD", "10c", "2c"]).encode()
+    data = b'{"type":"shoe","ts":1}\n{"type":"card","card":" 10h ","raw":"3130"}\n'
+    _, rows, _ = replay(data + burns + b'{"type":"close_bets","actor":"x"}\n' + deal)
+    assert rows[1]["role"] == "burn_reveal" and rows[11]["role"] == "burn"
+    result = rows[-1]["result"]
+    assert result["player"] == ["9S", "TC"] and result["banker"] == ["KD", "2C"]
+
+
+def test_reads_a_file_and_options(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"type":"shoe"}\n{"type":"card","card":"AS"}\n{"type":"card","card":"AS"}\n')
+    code, rows, _ = replay(
+        b"", "--decks", "1", "--ungated", "--cut-policy", "last_round", str(events)
+    )
+    assert code == 0 and rows[2]["error"] == "EXCESS_COPIES"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--decks", "0"],
+        ["--decks", "eight"],
+        ["--cut-policy", "never"],
+        ["--bogus"],
+        ["/nonexistent/events.jsonl"],
+        ["a.jsonl", "b.jsonl"],
+    ],
+)
+def test_bad_arguments_and_unreadable_files_exit_2(args: list[str]) -> None:
+    code, rows, err = replay(b"", *args)
+    assert code == 2 and rows == [] and err
+
+
+def test_a_pipe_is_answered_line_by_line() -> None:
+    """A rig can talk to replay interactively: each verdict comes before the next event."""
+    proc = subprocess.Popen([*STATION, "replay"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for line, role in [
+            (b'{"type":"shoe"}\n', None),
+            (b'{"type":"card","card":"3H"}\n', "burn_reveal"),
+        ]:
+            proc.stdin.write(line)
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["role"] == role
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0

@@ -1,0 +1,55 @@
+"""The spec's worked examples, through the Table and through the real `station replay`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from station.table import Table
+from tests.spec import examples, matches
+
+EXAMPLES = examples()
+
+
+def replay_args(options: dict[str, Any]) -> list[str]:
+    args = [
+        "--decks",
+        str(options.get("decks", 8)),
+        "--cut-policy",
+        options.get("cut_policy", "one_more"),
+    ]
+    return [*args, "--ungated"] if options.get("gated") is False else args
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
+def test_example_through_the_table(example: dict[str, Any]) -> None:
+    options = example["options"]
+    table = Table(
+        decks=options.get("decks", 8),
+        gated=options.get("gated", True),
+        cut_policy=options.get("cut_policy", "one_more"),
+    )
+    for seq, (event, expected) in enumerate(
+        zip(example["events"], example["verdicts"], strict=True), 1
+    ):
+        got = {**table.apply(event), "seq": seq}
+        assert matches(expected, got), f"event {seq} {event}: expected {expected}, got {got}"
+
+
+def test_all_examples_through_the_replay_command() -> None:
+    for example in EXAMPLES:
+        lines = "".join(json.dumps(e) + "\n" for e in example["events"])
+        out = subprocess.run(
+            [sys.executable, "-m", "station.cli", "replay", *replay_args(example["options"])],
+            input=lines.encode(),
+            capture_output=True,
+            check=True,
+        )
+        got = [json.loads(line) for line in out.stdout.splitlines()]
+        assert len(got) == len(example["verdicts"]), example["name"]
+        for expected, row in zip(example["verdicts"], got, strict=True):
+            assert matches(expected, row), f"{example['name']}: {expected} != {row}"
