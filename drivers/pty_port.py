@@ -1,0 +1,90 @@
+"""The shoe's end of a pseudo-terminal: a serial port with no hardware behind it.
+
+`station sim-shoe` and the hardware-in-the-loop tests play a shoe into the master side;
+the real serial driver opens the slave side (through a stable symlink, as it would open
+`/dev/baccarat-shoe`). Closing the master is a pulled USB cable: the reader's next read
+fails. A fresh pty behind the same symlink is the port coming back.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+import tty
+from pathlib import Path
+
+
+class PtyPort:
+    """A pty whose slave path is linked at `link` (if given) while it is plugged in."""
+
+    def __init__(self, link: Path | None = None) -> None:
+        self.link = link
+        self.master = -1
+        self.slave_name = ""
+        self.plug()
+
+    @property
+    def plugged(self) -> bool:
+        return self.master >= 0
+
+    def plug(self) -> None:
+        """A new pty, in raw mode (no echo, no CR/LF translation), linked at `link`."""
+        if self.plugged:
+            return
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        self.slave_name = os.ttyname(slave)
+        os.close(slave)  # the reader opens it; while nobody has it open the master sees POLLHUP
+        self.master = master
+        if self.link is not None:
+            tmp = self.link.with_name(self.link.name + ".new")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(self.slave_name)
+            tmp.replace(self.link)  # atomic: a reader never sees the link missing or half made
+
+    def unplug(self) -> None:
+        """Close the master (the reader's reads fail) and remove the link."""
+        if self.link is not None and self.link.is_symlink():
+            self.link.unlink()
+        if self.plugged:
+            os.close(self.master)
+            self.master = -1
+
+    def reader_attached(self) -> bool:
+        """True while some program has the slave open (the master reports no hang-up)."""
+        if not self.plugged:
+            return False
+        poll = select.poll()
+        poll.register(self.master, select.POLLHUP)
+        return not any(ev & select.POLLHUP for _, ev in poll.poll(0))
+
+    def wait_reader(self, timeout: float | None = None) -> bool:
+        """Block until a reader opens the port (False if `timeout` seconds pass first)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.reader_attached():
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def write(self, data: bytes) -> None:
+        """Bytes from the shoe to the reader."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.master, view) :]
+
+    def read(self, timeout: float = 0.0) -> bytes:
+        """What the reader wrote to the shoe (its card-stop command); b"" if nothing yet."""
+        if not self.plugged:
+            return b""
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return b""
+        try:
+            return os.read(self.master, 1024)
+        except OSError:  # EIO: no reader has the slave open
+            return b""
+
+    def close(self) -> None:
+        self.unplug()
