@@ -1,0 +1,235 @@
+"""The live `sim` reader for the demo: a dealer bot and a demo supervisor at a real pace.
+
+Unlike `drivers.simulated` (a whole event stream decided in advance, for replay tests),
+this driver plays against the live station: it looks at the station's committed state
+(`sink.view()`, a `station.snapshot.TableSnapshot`) and does what a dealer would do next:
+shuffle and start a shoe when none is in play, close bets after the betting time, draw
+the card that is due from its `VirtualShoe` (reporting the cut card as it passes). Now
+and then the reader "fails" (an unreadable card, or the reader dropping off), and a demo
+supervisor resolves any suspension after a few seconds, unless someone acted first
+(through the API): `resume` (with the card read by eye for an unreadable one), `void`
+for a lost reader mid-round, `end_shoe` when the bot has no shoe to deal from (after a
+restart of the station, its shoe is gone).
+
+The bot sends one event at a time and waits until the station has committed it
+(`sink.settled()`) before it looks again, so it never acts on a stale state.
+
+Settings: `[reader.sim]` (all optional): seed, card_interval, betting_time,
+shuffle_time, fault_chance, supervisor_after, cut_depth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from drivers.base import ReaderSink
+from drivers.config import ConfigError, ReaderConfig
+from drivers.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, ShoeEmpty, VirtualShoe
+from station.snapshot import TableSnapshot
+
+CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
+SETTLE_TIMEOUT = 5.0
+
+
+class TableViewSink(ReaderSink, Protocol):
+    """The service's sink, which also shows the table (the sim needs to see it)."""
+
+    def view(self) -> TableSnapshot:
+        """The latest committed table state."""
+        ...
+
+    def settled(self, timeout: float) -> bool:
+        """Wait until every event this reader sent is committed (False on timeout)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """`[reader.sim]`: the demo's pace and mishaps (seconds, and a chance per card)."""
+
+    seed: int = 1
+    card_interval: float = 1.0
+    betting_time: float = 4.0
+    shuffle_time: float = 6.0
+    fault_chance: float = 0.02
+    supervisor_after: float = 5.0
+    cut_depth: int = DEFAULT_CUT_DEPTH
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> SimSettings:
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            where = f"[reader.sim] {key}"
+            if key not in known:
+                raise ConfigError(f"{where}: unknown key; the keys are {', '.join(known)}")
+            if key in ("seed", "cut_depth"):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ConfigError(f"{where}: expected a whole number, got {value!r}")
+            elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"{where}: expected a number of at least 0, got {value!r}")
+            kwargs[key] = value
+        settings = cls(**kwargs)
+        if settings.fault_chance > 1:
+            raise ConfigError("[reader.sim] fault_chance: a chance must be between 0 and 1")
+        return settings
+
+
+class SimReader:
+    """The `sim` driver (see the module docstring)."""
+
+    name = "sim"
+    #: Beyond card, cut and fault, the bot deals and supervises: the service allows these.
+    extra_event_types = frozenset({"shoe", "close_bets", "resume", "void", "end_shoe"})
+
+    def __init__(self, config: ReaderConfig | None = None, settings: SimSettings | None = None):
+        if settings is None:
+            options = config.options.get("sim", {}) if config is not None else {}
+            settings = SimSettings.from_mapping(options)
+        self.settings = settings
+        self.decks = 8
+        self._rng = random.Random(settings.seed)
+        self._shoe: VirtualShoe | None = None
+        self._unread: str | None = None  # the card last reported unreadable (read by eye)
+        self._watching: int | None = None  # the suspension the supervisor is timing
+        self._deadline = 0.0
+        self._timer: tuple[str, float] | None = None
+        self._held: str | None = None  # a card drawn while the reader was down
+        self._detail = "not started"
+        self.sent = 0
+        self.stop_commands = 0
+
+    # -- CardReader ----------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        return {"driver": self.name, "connected": True, "detail": self._detail,
+                "events": self.sent, "stop_commands": self.stop_commands}  # fmt: skip
+
+    def send(self, data: bytes) -> bool:
+        """The shoe's card stop: the bot notices suspensions by itself, so just count."""
+        self.stop_commands += 1
+        return True
+
+    def run(self, sink: ReaderSink, stop: threading.Event) -> None:
+        if not hasattr(sink, "view") or not hasattr(sink, "settled"):
+            raise TypeError("the sim driver needs the station's sink (view and settled)")
+        view_sink: TableViewSink = sink  # type: ignore[assignment]
+        self._detail = "dealing"
+        sink.notice("sim dealer started", seed=self.settings.seed)
+        while not stop.is_set():
+            view_sink.settled(SETTLE_TIMEOUT)
+            snap = view_sink.view()
+            self.decks = snap.decks
+            wait = self.step(view_sink, snap, time.monotonic())
+            stop.wait(wait)
+        self._detail = "stopped"
+
+    # -- the dealer and the supervisor -----------------------------------------------------
+
+    def step(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:
+        """Do the next thing if its time has come; returns how long to wait before looking
+        again."""
+        if snap.suspension is not None:
+            return self._supervise(sink, snap, now)
+        self._watching = None
+        s = self.settings
+        due = snap.due
+        if due == "shoe":
+            self._shoe = None
+            self._detail = "shuffling"
+            wait = self._wait("shoe", s.shuffle_time if snap.shoes_started else 0.5, now)
+            if not wait:
+                self._shoe = VirtualShoe(snap.decks, self._rng, s.cut_depth)
+                self._held = None
+                self._emit(sink, {"type": "shoe", "actor": "demo-dealer"})
+            return wait
+        if self._shoe is None:  # a shoe in play that this bot did not shuffle (a restart)
+            self._emit(sink, {"type": "end_shoe", "actor": "demo-supervisor",
+                              "detail": "the dealer has no record of this shoe"})  # fmt: skip
+            return 0.0
+        if due == "close_bets":
+            self._detail = f"betting open for round {snap.rounds_opened + 1}"
+            wait = self._wait(f"bets {snap.seq}", s.betting_time, now)
+            if not wait:
+                self._emit(sink, {"type": "close_bets", "actor": "demo-dealer"})
+            return wait
+        if due in CARD_ROLES:
+            wait = self._wait(f"card {snap.seq}", s.card_interval, now)
+            if not wait:
+                self._deal(sink)
+            return wait
+        return 0.1
+
+    def _wait(self, what: str, delay: float, now: float) -> float:
+        """0.0 once `delay` has passed since `what` was first waited for; else the time to
+        look again."""
+        if self._timer is None or self._timer[0] != what:
+            self._timer = (what, now + delay)
+        remaining = self._timer[1] - now
+        if remaining > 0:
+            return min(remaining, 0.25)
+        self._timer = None
+        return 0.0
+
+    def _deal(self, sink: ReaderSink) -> None:
+        assert self._shoe is not None
+        card, self._held = self._held, None
+        try:
+            if card is None:
+                card = self._shoe.draw()
+            if card == CUT_CARD:
+                self._emit(sink, {"type": "cut"})
+                card = self._shoe.draw()
+        except ShoeEmpty:
+            self._shoe = None
+            self._emit(sink, {"type": "end_shoe", "actor": "demo-supervisor",
+                              "detail": "the shoe ran out"})  # fmt: skip
+            return
+        if self._rng.random() < self.settings.fault_chance:
+            if self._rng.random() < 0.5:
+                self._unread = card
+                self._detail = "a card could not be read"
+                self._emit(sink, {"type": "card", "card": None, "raw": "NR"})
+            else:
+                self._held = card  # still in the shoe: dealt once the reader is back
+                self._detail = "the reader dropped off"
+                self._emit(sink, {"type": "fault", "detail": "sim: the reader dropped off"})
+            return
+        self._detail = f"dealt {card}"
+        self._emit(sink, {"type": "card", "card": card})
+
+    def _supervise(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:
+        """Resolve the suspension after `supervisor_after` seconds unless someone did."""
+        assert snap.suspension is not None
+        since = snap.suspension.get("since_seq")
+        if self._watching != since:
+            self._watching = since
+            self._deadline = now + self.settings.supervisor_after
+            self._detail = f"suspended ({snap.suspension['code']}); the supervisor is coming"
+        if now < self._deadline:
+            return min(self._deadline - now, 0.25)
+        self._watching = None
+        code = snap.suspension["code"]
+        being_dealt = snap.round is not None and bool(snap.round["player"])
+        if self._shoe is None and snap.in_play:
+            event: dict[str, Any] = {"type": "end_shoe"}
+        elif code == "UNREADABLE_CARD" and self._unread is not None:
+            event = {"type": "resume", "card": self._unread}
+        elif code in ("SCANNER_FAULT", "STATION_RESTART") and being_dealt:
+            event = {"type": "void"}
+        else:
+            event = {"type": "resume"}
+        self._unread = None
+        event["actor"] = "demo-supervisor"
+        self._emit(sink, event)
+        return 0.0
+
+    def _emit(self, sink: ReaderSink, event: dict[str, Any]) -> None:
+        sink.event(event)
+        self.sent += 1

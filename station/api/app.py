@@ -1,0 +1,56 @@
+"""The app factory: routers, the station's life cycle, and error shapes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from station.api import events, live, reads
+from station.service import Station
+from station.tokens import TokenStore
+
+log = logging.getLogger("station.api")
+
+
+def create_app(station: Station, tokens: TokenStore) -> FastAPI:
+    """The API for `station`. Its lifespan starts the station without waiting for it
+    (endpoints answer 503 meanwhile) and stops it on shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        starting = asyncio.create_task(_start(station), name="station start")
+        try:
+            yield
+        finally:
+            if not starting.done():
+                starting.cancel()
+                await asyncio.gather(starting, return_exceptions=True)
+            await station.stop()
+
+    app = FastAPI(
+        title="Baccarat station", version="0.1.0", lifespan=lifespan,
+        docs_url="/api/docs", openapi_url="/api/openapi.json", redoc_url=None,
+    )
+    app.state.station = station
+    app.state.tokens = tokens
+    app.include_router(events.router)
+    app.include_router(reads.router)
+    app.include_router(live.router)
+    return app
+
+
+async def _start(station: Station) -> None:
+    try:
+        await station.start()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        message = f"the station could not start: {exc}"
+        log.critical(message)
+        station.fatal = message
+        if station.on_fatal is not None:
+            station.on_fatal(message)

@@ -1,0 +1,81 @@
+"""`WS /api/live`: every journal row as it is committed, then the state it leads to.
+
+Messages (JSON text): first `{"type": "hello", "seq", "state"}`; with `?after=SEQ`, the
+rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that lost its
+connection misses nothing); then, live, each committed batch as its `row` messages
+followed by one `{"type": "state", "state": ...}`. A client that falls more than 10,000
+messages behind is closed with code 1013 (reconnect with `after`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import orjson
+from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
+
+from station.api.auth import require_read, require_ready
+from station.journal import read_rows
+
+router = APIRouter()
+BACKFILL_PAGE = 1000
+
+
+@router.websocket("/api/live")
+async def live(ws: WebSocket) -> None:
+    try:
+        station = require_ready(ws)
+        require_read(ws)  # type: ignore[arg-type]  # needs only headers and query
+    except HTTPException as exc:
+        await ws.close(code=1013 if exc.status_code == 503 else 1008, reason=str(exc.detail))
+        return
+    try:
+        after = int(ws.query_params.get("after", "-1"))
+    except ValueError:
+        await ws.close(code=1008, reason="after must be a whole number (a journal seq)")
+        return
+    await ws.accept()
+    sub = station.subscribe()  # before reading the backlog: no row can fall in between
+    snapshot = station.snapshot
+    watcher = asyncio.create_task(_until_closed(ws))
+    try:
+        hello = {"type": "hello", "seq": snapshot.seq, "state": snapshot.to_dict()}
+        await ws.send_text(orjson.dumps(hello).decode())
+        while 0 <= after < snapshot.seq:
+            rows = await asyncio.to_thread(read_rows, station.config.journal.path, after,
+                                           min(BACKFILL_PAGE, snapshot.seq - after))
+            if not rows:
+                break
+            for row in rows:
+                await ws.send_text(orjson.dumps({"type": "row", **row.to_api()}).decode())
+            after = rows[-1].seq
+        while True:
+            getter = asyncio.ensure_future(sub.queue.get())
+            done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if watcher in done:
+                getter.cancel()
+                return
+            message = getter.result()
+            if message is None:
+                await ws.close(code=1013, reason="too far behind: reconnect with ?after=SEQ")
+                return
+            if message == b"":
+                await ws.close(code=1001, reason="the station is stopping")
+                return
+            await ws.send_text(message.decode())
+    except (WebSocketDisconnect, RuntimeError):
+        return
+    finally:
+        station.unsubscribe(sub)
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await watcher
+
+
+async def _until_closed(ws: WebSocket) -> None:
+    """Wait for the client to go away (it sends nothing we need)."""
+    while True:
+        message = await ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return

@@ -1,0 +1,44 @@
+"""`GET /api/state` and `GET /api/journal`: the table now, and its history."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+
+from station.api.auth import require_read, require_ready
+from station.journal import Row, read_rows
+
+router = APIRouter()
+
+
+@router.get("/api/state")
+async def get_state(request: Request) -> dict[str, Any]:
+    """The table after the last committed row, and the reader's status."""
+    station = require_ready(request)
+    require_read(request)
+    return {**station.snapshot.to_dict(), "reader": station.reader_status()}
+
+
+@router.get("/api/journal")
+async def get_journal(
+    request: Request,
+    after: int = Query(0, ge=0, description="rows after this seq"),
+    limit: int = Query(100, ge=1, le=1000, description="at most this many rows"),
+) -> dict[str, Any]:
+    """Committed rows after `after`, oldest first. Notices (not table events) have
+    `event.type == "notice"` and a null verdict."""
+    station = require_ready(request)
+    require_read(request)
+    rows = await asyncio.to_thread(_read, station.config.journal.path, after, limit)
+    return {"events": [r.to_api() for r in rows]}
+
+
+def _read(path: Path, after: int, limit: int) -> list[Row]:
+    try:
+        return read_rows(path, after, limit)
+    except sqlite3.Error as exc:  # pragma: no cover - a broken disk
+        raise RuntimeError(f"cannot read the journal: {exc}") from exc

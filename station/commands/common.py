@@ -1,0 +1,28 @@
+"""What the service's subcommands share: `--config FILE`, and loading it with a clear error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from station.config import StationConfig
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", type=Path, default=None,
+                        help="the station's TOML config (default: built-in defaults; see "
+                             "config/example.toml)")  # fmt: skip
+
+
+def load_config(args: argparse.Namespace, prog: str) -> StationConfig | None:
+    """The config named by --config, or None after printing why it cannot be used."""
+    from station.config import ConfigError, load
+
+    try:
+        return load(args.config)
+    except ConfigError as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return None

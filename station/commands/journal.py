@@ -1,0 +1,93 @@
+"""`station journal verify|export`: check the hash chain, or write replay JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from station.commands.common import add_config_option, load_config
+from station.commands.options import EXIT_OK, EXIT_USAGE
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("journal", help="verify or export the station's journal",
+                       description="Work on the durable journal of `station run`.")  # fmt: skip
+    jsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    v = jsub.add_parser("verify", help="check every row's hash chain and verdict",
+                        description="Exit 0 if no row was edited, deleted or reordered and "
+                                    "the rules still decide every stored verdict; else 1, "
+                                    "listing the problems.")  # fmt: skip
+    e = jsub.add_parser("export", help="write the table events as replay JSON Lines",
+                        description="One line per table event (notices are left out): the "
+                                    "event, its 'verdict' and a 'journal' object (seq, ts, "
+                                    "source, actor). `station replay` accepts the file.")
+    e.add_argument("--after", type=int, default=0, metavar="SEQ",
+                   help="only rows after this journal seq")  # fmt: skip
+    e.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                   help="write here (default: standard output)")  # fmt: skip
+    for q in (v, e):
+        add_config_option(q)
+        q.add_argument("--journal", type=Path, default=None, metavar="PATH",
+                       help="the journal file (default: [journal] path of the config)")  # fmt: skip
+        q.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from station.journal import Journal, JournalError
+
+    prog = f"journal {args.action}"
+    path = args.journal
+    if path is None:
+        config = load_config(args, prog)
+        if config is None:
+            return EXIT_USAGE
+        path = config.journal.path
+    if not Path(path).is_file():
+        print(f"station {prog}: no journal at {path} (check --journal or [journal] path)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    try:
+        journal = Journal(path)
+    except JournalError as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with journal:
+        if args.action == "verify":
+            return _verify(journal, path)
+        return _export(journal, args)
+
+
+def _verify(journal: Any, path: Path) -> int:
+    report = journal.verify()
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if report.ok:
+        print(f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
+              f"intact up to row {report.last_seq}, every verdict as the rules decide")  # fmt: skip
+        return EXIT_OK
+    for problem in report.problems:
+        print(f"{path}: {problem}", file=sys.stderr)
+    print(f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows",
+          file=sys.stderr)  # fmt: skip
+    return 1
+
+
+def _export(journal: Any, args: argparse.Namespace) -> int:
+    if args.output is None:
+        try:
+            journal.export(sys.stdout.buffer, after=args.after)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass
+        return EXIT_OK
+    try:
+        with open(args.output, "wb") as f:
+            count = journal.export(f, after=args.after)
+    except OSError as exc:
+        print(f"station journal export: cannot write {args.output}: {exc.strerror}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    print(f"{count} events written to {args.output}", file=sys.stderr)
+    return EXIT_OK

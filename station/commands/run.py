@@ -1,0 +1,84 @@
+"""`station run --config FILE`: the live station service (reader, journal, API)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from station.commands.common import add_config_option, load_config
+from station.commands.options import EXIT_USAGE
+
+DEMO_ROLES = ("viewer", "dealer", "supervisor")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run the live station service",
+                       description="Start the station: replay the journal, journal a restart, "
+                                   "read cards and serve the HTTP/WebSocket API.")  # fmt: skip
+    add_config_option(p)
+    p.add_argument("--bind", metavar="HOST:PORT", default=None,
+                   help="listen here instead of [api] bind")  # fmt: skip
+    p.add_argument("--log-level", default="info",
+                   choices=("debug", "info", "warning", "error"))  # fmt: skip
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import dataclasses
+    import logging
+
+    import uvicorn
+
+    from drivers import create_reader
+    from drivers.config import ConfigError as ReaderConfigError
+    from station.api import create_app
+    from station.config import ConfigError
+    from station.service import Station
+    from station.tokens import TokenStore
+
+    config = load_config(args, "run")
+    if config is None:
+        return EXIT_USAGE
+    api = config.api
+    if args.bind is not None:
+        try:
+            api = dataclasses.replace(api, bind=args.bind)
+            api.check("--bind")
+        except ConfigError as exc:
+            print(f"station run: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        config = dataclasses.replace(config, api=api)
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    try:
+        tokens = TokenStore(api.tokens, api.token_file)
+        reader = create_reader(config.reader) if config.reader is not None else None
+    except (ConfigError, ReaderConfigError, KeyError) as exc:
+        print(f"station run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    station = Station(config, reader)
+    app = create_app(station, tokens)
+    print(f"station: table {config.table.id}, journal {config.journal.path}, reader "
+          f"{reader.name if reader else 'none'}, API http://{api.bind} (docs /api/docs)")
+    if api.demo_tokens:
+        roles = (*DEMO_ROLES, "rig") if api.allow_rig else DEMO_ROLES
+        print("demo tokens (valid until the station stops; send 'Authorization: Bearer TOKEN'):")
+        for role in roles:
+            print(f"  {role:<10} {tokens.add_memory(f'demo-{role}', role)}")
+    if api.public_read:
+        print("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
+    sys.stdout.flush()
+    server = uvicorn.Server(uvicorn.Config(app, host=api.host, port=api.port,
+                                           log_level=args.log_level, lifespan="on"))  # fmt: skip
+
+    def fatal(message: str) -> None:
+        server.should_exit = True
+
+    station.on_fatal = fatal
+    asyncio.run(server.serve())
+    if station.fatal:
+        print(f"station run: {station.fatal}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,74 @@
+"""`station token add|revoke|list`: API tokens in the token file (hashes only)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from station.commands.common import add_config_option, load_config
+from station.commands.options import EXIT_OK, EXIT_USAGE
+
+ROLES = ("viewer", "dealer", "supervisor", "rig")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("token", help="add, revoke or list API tokens",
+                       description="Tokens are stored as sha256 hashes in [api] token_file; "
+                                   "a running station sees changes at once.")  # fmt: skip
+    tsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = tsub.add_parser("add", help="make a token (printed once, never stored)")
+    a.add_argument("--role", required=True, choices=ROLES)
+    a.add_argument("--name", required=True, help="who holds it, e.g. game-server or alice")
+    r = tsub.add_parser("revoke", help="remove a token by name")
+    r.add_argument("name")
+    ls = tsub.add_parser("list", help="list token names and roles (the file's and the config's)")
+    for q in (a, r, ls):
+        add_config_option(q)
+        q.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from station.config import ConfigError, TokenEntry
+    from station.tokens import new_token, read_token_file, token_hash, write_token_file
+
+    config = load_config(args, f"token {args.action}")
+    if config is None:
+        return EXIT_USAGE
+    path = config.api.token_file
+    try:
+        entries = read_token_file(path)
+    except ConfigError as exc:
+        print(f"station token: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.action == "list":
+        for e in config.api.tokens:
+            print(f"{e.name}\t{e.role}\t(config {config.source})")
+        for e in entries:
+            print(f"{e.name}\t{e.role}\t({path})")
+        return EXIT_OK
+    if args.action == "add":
+        name = args.name.strip()
+        taken = {e.name for e in (*entries, *config.api.tokens)}
+        if not name or name in taken:
+            print(f"station token add: the name {args.name!r} is "
+                  f"{'taken' if name else 'empty'}; pick another", file=sys.stderr)  # fmt: skip
+            return EXIT_USAGE
+        token = new_token()
+        write_token_file(path, [*entries, TokenEntry(name, args.role, token_hash(token))])
+        print(token)
+        print(f"token {name!r} ({args.role}) added to {path}; it is shown only this once",
+              file=sys.stderr)  # fmt: skip
+        if args.role == "rig" and not config.api.allow_rig:
+            print("note: rig tokens are refused unless [api] allow_rig = true", file=sys.stderr)
+        return EXIT_OK
+    kept = [e for e in entries if e.name != args.name]
+    if len(kept) == len(entries):
+        where = " (it is in the config: remove it there)" if any(
+            e.name == args.name for e in config.api.tokens) else ""
+        print(f"station token revoke: no token named {args.name!r} in {path}{where}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    write_token_file(path, kept)
+    print(f"token {args.name!r} revoked", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,387 @@
+"""The durable journal: every event and its verdict, hash-chained, in SQLite.
+
+Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append` returns,
+so a verdict that was published (answered, broadcast, posted) can never be lost, even by
+a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
+writer commits.
+
+Rows are `seq, ts, source, actor, kind, event, verdict, prev_hash, hash`. Each row's hash
+covers its own fields and the previous row's hash, so an edited, deleted or reordered
+row breaks the chain. A deleted *last* row leaves a valid chain, so the writer also keeps
+a small head anchor file beside the database (`<path>.head`: the last seq and hash);
+`verify` checks that the chain reaches it.
+
+Two kinds of rows:
+- `event`: a table event (replay format) and the core's verdict on it.
+- `notice`: something the journal must say that is not a table event (reader port
+  opened, a webhook given up, the table settings the journal was started with). Its
+  `event` is `{"type": "notice", "message": ..., **details}` and its verdict is null. The
+  core's replay skips notices and `export` leaves them out, so an export is exactly the
+  table's event stream, which `station replay` accepts line for line.
+
+The first row of every journal is the `journal created` notice with the table settings
+(id, decks, gated, cut_policy); the settings are hash-protected with the rest, and the
+service refuses to continue a journal under different settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from station.table import Table
+
+GENESIS = "0" * 64
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    source TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('event', 'notice')),
+    event TEXT NOT NULL,
+    verdict TEXT,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+)
+"""
+VERDICT_KEYS = ("ok", "error", "role", "round", "result", "voided_round")
+CREATED = "journal created"
+_SEP = "\x1f"
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or continued; the message says what to do."""
+
+
+def now_ts() -> str:
+    """UTC time with microseconds, as stored in `ts` (sortable, human-readable)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def row_hash(
+    seq: int, ts: str, source: str, actor: str, kind: str, event: str, verdict: str | None,
+    prev_hash: str,
+) -> str:  # fmt: skip
+    """The chain link: sha256 over the row's stored text and the previous row's hash."""
+    text = _SEP.join((str(seq), ts, source, actor, kind, event, verdict or "", prev_hash))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _dumps(obj: object) -> str:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One committed journal row."""
+
+    seq: int
+    ts: str
+    source: str
+    actor: str
+    kind: str
+    event: dict[str, Any]
+    verdict: dict[str, Any] | None
+    prev_hash: str
+    hash: str
+
+    def to_api(self) -> dict[str, Any]:
+        """The row as `/api/journal` and the WebSocket show it: the verdict carries `seq`,
+        like a line of `station replay` output (here the journal's seq)."""
+        v = self.verdict
+        verdict = None if v is None else {"seq": self.seq, **{k: v[k] for k in VERDICT_KEYS}}
+        return {"seq": self.seq, "ts": self.ts, "source": self.source, "actor": self.actor,
+                "event": self.event, "verdict": verdict}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A row to commit: what happened, who sent it, and (for an event) the verdict."""
+
+    source: str
+    actor: str
+    event: Mapping[str, Any]
+    verdict: Mapping[str, Any] | None = None
+    ts: str = field(default_factory=now_ts)
+
+    @property
+    def kind(self) -> str:
+        return "notice" if self.verdict is None else "event"
+
+
+def notice(source: str, actor: str, message: str, **details: Any) -> Pending:
+    """A notice row to append (not a table event)."""
+    return Pending(source, actor, {"type": "notice", "message": message, **details})
+
+
+def table_settings(table_id: str, table: Table) -> dict[str, Any]:
+    return {"id": table_id, "decks": table.decks, "gated": table.gated,
+            "cut_policy": table.cut_policy}  # fmt: skip
+
+
+class Journal:
+    """The journal file. Not thread-safe: the service uses it from one thread at a time."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.head_path = self.path.with_name(self.path.name + ".head")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None,
+                                       check_same_thread=False)  # fmt: skip
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open the journal {self.path}: {exc}; check [journal] "
+                               "path and that the directory is writable") from exc  # fmt: skip
+        last = self._db.execute(
+            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        self.last_seq: int = last[0] if last else 0
+        self.last_hash: str = last[1] if last else GENESIS
+        self._head_fd: int | None = None
+
+    def close(self) -> None:
+        if self._head_fd is not None:
+            os.close(self._head_fd)
+            self._head_fd = None
+        self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(self, pending: list[Pending]) -> list[Row]:
+        """Commit rows in one transaction (durable when this returns), in order."""
+        rows: list[Row] = []
+        seq, prev = self.last_seq, self.last_hash
+        params = []
+        for p in pending:
+            seq += 1
+            event = dict(p.event)
+            verdict = None if p.verdict is None else {k: p.verdict[k] for k in VERDICT_KEYS}
+            event_text = _dumps(event)
+            verdict_text = None if verdict is None else _dumps(verdict)
+            h = row_hash(seq, p.ts, p.source, p.actor, p.kind, event_text, verdict_text, prev)
+            params.append((seq, p.ts, p.source, p.actor, p.kind, event_text, verdict_text, prev, h))
+            rows.append(Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h))
+            prev = h
+        if not params:
+            return rows
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self.last_seq, self.last_hash = seq, prev
+        self._write_head(seq, prev)
+        return rows
+
+    def _write_head(self, seq: int, h: str) -> None:
+        """The tail anchor: fixed-size, rewritten in place after each commit. It is written
+        after the commit, so it can lag the database (a crash in between) but never lead it."""
+        if self._head_fd is None:
+            self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
+        os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
+
+    def start(self, table_id: str, table: Table) -> None:
+        """Write the `journal created` row if the journal is new; else check that the
+        table settings are the ones the journal was written with."""
+        settings = table_settings(table_id, table)
+        first = self.settings()
+        if first is None:
+            self.append([notice("station", "station", CREATED, table=settings)])
+        elif first != settings:
+            raise JournalError(
+                f"the journal {self.path} belongs to table {first}, but the config says "
+                f"{settings}: use the same [table] settings, or a new [journal] path for a "
+                "new table"
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any] | None:
+        """The table settings from the `journal created` row, or None for an empty journal."""
+        row = next(self.rows(after=0, limit=1), None)
+        if row is None:
+            return None
+        if row.kind != "notice" or row.event.get("message") != CREATED:
+            raise JournalError(f"{self.path}: the first row is not the '{CREATED}' notice; "
+                               "this is not a station journal")  # fmt: skip
+        table = row.event.get("table")
+        return table if isinstance(table, dict) else None
+
+    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
+        """Rows with seq > after, in order (all of them, or at most `limit`)."""
+        sql = "SELECT * FROM journal WHERE seq > ? ORDER BY seq"
+        args: tuple[int, ...] = (after,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            args = (after, limit)
+        for r in self._db.execute(sql, args):
+            yield _row(r)
+
+    def replay_into(self, table: Table) -> Replayed:
+        """Apply every event row to `table` (notices skipped), checking that the core still
+        decides what the journal says."""
+        done = Replayed()
+        for row in self.rows():
+            if row.kind != "event":
+                continue
+            before = table.suspension
+            verdict = dict(table.apply(row.event))
+            if row.verdict != verdict:
+                raise JournalError(
+                    f"{self.path}: row {row.seq}: the rules now decide {_dumps(verdict)} but "
+                    f"the journal says {_dumps(row.verdict)}; run `station journal verify`"
+                )
+            if table.suspension is None:
+                done.suspended_since = None
+            elif table.suspension is not before:
+                done.suspended_since = row.seq
+            done.events += 1
+        return done
+
+    def export(self, sink: BinaryIO, after: int = 0) -> int:
+        """Write the table events as replay JSON Lines, each with its `verdict` (the replay
+        output's fields less seq) and a `journal` object (seq, ts, source, actor). `station
+        replay` accepts the file as is (it ignores the extra keys) and decides the same."""
+        count = 0
+        for row in self.rows(after=after):
+            if row.kind != "event":
+                continue
+            line = {**row.event, "journal": {"seq": row.seq, "ts": row.ts,
+                    "source": row.source, "actor": row.actor}, "verdict": row.verdict}  # fmt: skip
+            sink.write(orjson.dumps(line) + b"\n")
+            count += 1
+        return count
+
+    def verify(self) -> VerifyReport:
+        """Check the chain, the head anchor and that the core's replay agrees with every
+        stored verdict. Never raises for a bad journal: the report lists the problems."""
+        report = VerifyReport()
+        prev, expected_seq = GENESIS, 1
+        sql = "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash FROM journal"
+        try:
+            raw_rows = self._db.execute(sql + " ORDER BY rowid").fetchall()
+        except sqlite3.Error as exc:
+            report.problems.append(f"cannot read the journal: {exc}")
+            return report
+        for seq, ts, source, actor, kind, event, verdict, prev_hash, h in raw_rows:
+            report.rows += 1
+            if seq != expected_seq:
+                report.problems.append(
+                    f"row {seq}: expected row {expected_seq} here (a row was deleted or the "
+                    "rows were reordered)"
+                )
+            if prev_hash != prev:
+                report.problems.append(f"row {seq}: prev_hash does not match the previous "
+                                       "row's hash (a row before it was deleted, changed or "
+                                       "moved)")  # fmt: skip
+            if row_hash(seq, ts, source, actor, kind, event, verdict, prev_hash) != h:
+                report.problems.append(f"row {seq}: its hash does not match its contents "
+                                       "(the row was edited)")  # fmt: skip
+            prev, expected_seq = h, seq + 1
+        report.last_seq = raw_rows[-1][0] if raw_rows else 0
+        self._verify_head(report, raw_rows)
+        if not report.problems:
+            self._verify_verdicts(report)
+        return report
+
+    def _verify_head(self, report: VerifyReport, raw_rows: list[Any]) -> None:
+        try:
+            text = self.head_path.read_text()
+        except FileNotFoundError:
+            if raw_rows:
+                report.warnings.append(f"no head anchor {self.head_path}: a deleted last row "
+                                       "would not be detected")  # fmt: skip
+            return
+        try:
+            seq_text, h = text.split()
+            head_seq = int(seq_text)
+        except ValueError:
+            report.problems.append(f"the head anchor {self.head_path} is unreadable")
+            return
+        hashes = {r[0]: r[8] for r in raw_rows}
+        if head_seq not in hashes:
+            report.problems.append(f"the head anchor says row {head_seq} was committed, but "
+                                   "the journal does not have it (rows were deleted)")  # fmt: skip
+        elif hashes[head_seq] != h:
+            report.problems.append(f"row {head_seq}: its hash differs from the head anchor")
+
+    def _verify_verdicts(self, report: VerifyReport) -> None:
+        try:
+            settings = self.settings()
+        except JournalError as exc:
+            report.problems.append(str(exc))
+            return
+        if settings is None:
+            return
+        try:
+            table = Table(decks=settings["decks"], gated=settings["gated"],
+                          cut_policy=settings["cut_policy"])  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            report.problems.append(f"row 1: bad table settings {settings}: {exc}")
+            return
+        try:
+            report.events = self.replay_into(table).events
+        except JournalError as exc:
+            report.problems.append(str(exc))
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    return Row(r[0], r[1], r[2], r[3], r[4], orjson.loads(r[5]),
+               None if r[6] is None else orjson.loads(r[6]), r[7], r[8])
+
+
+def read_rows(path: str | os.PathLike[str], after: int = 0, limit: int = 100) -> list[Row]:
+    """Committed rows from a journal, on a connection of their own (read-only, so they
+    never see the writer's transaction and never block it: WAL)."""
+    uri = Path(path).resolve().as_uri() + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True)
+    try:
+        cur = db.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+                         (after, limit))
+        return [_row(r) for r in cur]
+    finally:
+        db.close()
+
+
+@dataclass(slots=True)
+class Replayed:
+    """What a replay found: how many events, and the row that began the suspension."""
+
+    events: int = 0
+    suspended_since: int | None = None
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    """What `Journal.verify` found."""
+
+    rows: int = 0
+    events: int = 0
+    last_seq: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems

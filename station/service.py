@@ -1,0 +1,376 @@
+"""The live station: one writer between every source of events and every listener.
+
+Events come from the reader thread (through `loop.call_soon_threadsafe`), from the API
+and from the service itself (`restart` at start, `fault` when the reader crashes). They
+all go on one queue. A single task, the writer, takes them off in order, asks the core
+(`Table.apply`), commits the events and verdicts to the journal, and only then
+publishes: the API's answer (a future), the WebSocket broadcast, the new snapshot, the
+webhooks and the shoe's card stop. Nothing else changes table state, so there are no
+locks and the journal order is the truth.
+
+The writer takes every event already waiting and commits them in one transaction
+(group commit), so a burst costs one fsync; the commit runs on a dedicated thread so a
+slow disk does not freeze the API while the writer waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from drivers.base import CardReader
+from drivers.config import parse_bytes
+from station.config import StationConfig
+from station.journal import Journal, Pending, Row, notice
+from station.signals import WebhookSender
+from station.snapshot import TableSnapshot, take
+from station.table import EXPLANATIONS, Table
+
+log = logging.getLogger("station.service")
+
+#: Events a reader may send; a driver may allow more with `extra_event_types` (the sim).
+READER_EVENTS = frozenset({"card", "cut", "fault"})
+MAX_BATCH = 512
+SUBSCRIBER_BACKLOG = 10_000
+READER_RESTART_DELAY = 2.0
+
+
+class NotReady(Exception):
+    """The service is starting, stopping or failed: the API answers 503."""
+
+
+@dataclass(slots=True)
+class _Item:
+    pending: Pending
+    future: asyncio.Future[Row] | None = None
+    bridged: bool = False  # sent by the reader thread (counted for `ReaderBridge.settled`)
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One WebSocket listener: pre-serialized messages, closed if it falls too far behind."""
+
+    queue: asyncio.Queue[bytes | None] = field(
+        default_factory=lambda: asyncio.Queue(SUBSCRIBER_BACKLOG)
+    )
+    overflowed: bool = False
+
+    def put(self, message: bytes) -> None:
+        if self.overflowed:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.overflowed = True  # the WebSocket handler closes the connection (1013)
+            self.queue.get_nowait()
+            self.queue.put_nowait(None)
+
+
+class ReaderBridge:
+    """The `ReaderSink` the reader thread talks to; also offers the table `view()`."""
+
+    def __init__(self, station: Station, loop: asyncio.AbstractEventLoop, name: str) -> None:
+        self._station = station
+        self._loop = loop
+        self._name = name
+        self.posted = 0  # written by the reader thread only
+
+    def event(self, event: dict[str, Any]) -> None:
+        self.posted += 1
+        self._call(self._station.reader_event, self._name, dict(event))
+
+    def notice(self, message: str, **details: Any) -> None:
+        self.posted += 1
+        item = _Item(notice("reader", self._name, message, **details), bridged=True)
+        self._call(self._station.put, item)
+
+    def view(self) -> TableSnapshot:
+        """The latest committed table state (thread-safe: an immutable value)."""
+        return self._station.snapshot
+
+    def settled(self, timeout: float) -> bool:
+        """Wait until all this reader sent is committed, and so in `view()` (the sim dealer
+        must not act twice on one state)."""
+        deadline = time.monotonic() + timeout
+        while self._station.reader_committed < self.posted:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed: the service has stopped
+            log.error("reader %s: report after shutdown not journaled: %r", self._name, args)
+
+
+class Station:
+    """The service: start it in a running event loop, submit events, subscribe."""
+
+    def __init__(self, config: StationConfig, reader: CardReader | None = None) -> None:
+        self.config = config
+        self.reader = reader
+        t = config.table
+        self.table = Table(decks=t.decks, gated=t.gated, cut_policy=t.cut_policy)  # type: ignore[arg-type]
+        self.journal: Journal | None = None
+        self.ready = False
+        self.fatal: str | None = None
+        self.on_fatal: Callable[[str], None] | None = None
+        self.subscribers: set[Subscriber] = set()
+        self.suspended_since: int | None = None
+        self.reader_committed = 0  # rows from the reader committed (written by the writer)
+        self.snapshot: TableSnapshot = take(self.table, 0, t.id, None)
+        self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
+        self._stop_reader = threading.Event()
+        self._reader_thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open and replay the journal, journal `restart`, start the reader: then ready."""
+        self._loop = asyncio.get_running_loop()
+        cfg = self.config
+        journal = await self._on_disk(Journal, cfg.journal.path)
+        self.journal = journal
+        await self._on_disk(journal.start, cfg.table.id, self.table)
+        replayed = await self._on_disk(journal.replay_into, self.table)
+        self.suspended_since = replayed.suspended_since
+        self.snapshot = take(self.table, journal.last_seq, cfg.table.id, self.suspended_since)
+        log.info("journal %s: replayed %d events (last row %d)", cfg.journal.path, replayed.events,
+                 journal.last_seq)  # fmt: skip
+        self.webhooks.start()
+        self._writer = asyncio.create_task(self._write_loop(), name="writer")
+        restart = await self.submit({"type": "restart"}, "station", "station")
+        log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
+        if self.reader is not None:
+            self._start_reader(self.reader)
+        self.ready = True
+
+    async def stop(self) -> None:
+        self.ready = False
+        self._stop_reader.set()
+        if self._reader_thread is not None:
+            await asyncio.to_thread(self._reader_thread.join, 5.0)
+        if self._writer is not None:
+            await self._drain()
+            self._writer.cancel()
+            await asyncio.gather(self._writer, return_exceptions=True)
+        await self.webhooks.stop()
+        for sub in list(self.subscribers):
+            sub.put(b"")
+        if self.journal is not None:
+            await self._on_disk(self.journal.close)
+        self._disk.shutdown(wait=True)
+
+    async def _drain(self) -> None:
+        """Let the writer commit what is queued (bounded: a failed writer does not hang)."""
+        for _ in range(100):
+            if self._queue.empty() or self.fatal:
+                return
+            await asyncio.sleep(0.01)
+
+    async def _on_disk(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._disk, fn, *args)
+
+    # -- sources -------------------------------------------------------------------------
+
+    async def submit(self, event: dict[str, Any], source: str, actor: str) -> Row:
+        """Decide, commit and publish one event; returns its committed row."""
+        if self.fatal is not None:
+            raise NotReady(self.fatal)
+        future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Item(Pending(source, actor, event, verdict=_DECIDE), future))
+        return await future
+
+    def post(self, pending: Pending) -> None:
+        """Queue a row without waiting (notices of the service itself)."""
+        self._queue.put_nowait(_Item(pending))
+
+    def put(self, item: _Item) -> None:
+        self._queue.put_nowait(item)
+
+    def reader_event(self, reader_name: str, event: dict[str, Any]) -> None:
+        """An event from the reader thread (called on the loop)."""
+        kind = event.get("type")
+        allowed = READER_EVENTS | getattr(self.reader, "extra_event_types", frozenset())
+        if kind not in allowed:
+            row = notice("reader", reader_name, f"the reader sent a {kind!r} event, which a "
+                         "reader may not send; not applied", event=event)  # fmt: skip
+        else:
+            actor = str(event.pop("actor", reader_name))
+            row = Pending("reader", actor, event, verdict=_DECIDE)
+        self.put(_Item(row, bridged=True))
+
+    def reader_status(self) -> dict[str, Any]:
+        if self.reader is None:
+            return {"driver": "none", "connected": False, "detail": "no reader configured"}
+        try:
+            return dict(self.reader.status())
+        except Exception as exc:  # a driver bug must not break /api/state
+            return {"driver": getattr(self.reader, "name", "?"), "connected": False,
+                    "detail": f"status failed: {exc}"}  # fmt: skip
+
+    def subscribe(self) -> Subscriber:
+        sub = Subscriber()
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    # -- the writer ----------------------------------------------------------------------
+
+    async def _write_loop(self) -> None:
+        queue = self._queue
+        while True:
+            items = [await queue.get()]
+            while len(items) < MAX_BATCH and not queue.empty():
+                items.append(queue.get_nowait())
+            try:
+                await self._write(items)
+            except Exception as exc:
+                self._fail(f"the journal commit failed: {exc}", items)
+                return
+
+    async def _write(self, items: list[_Item]) -> None:
+        table = self.table
+        pendings: list[Pending] = []
+        changes: list[tuple[int, str]] = []  # (index in batch, "suspended" | "resumed")
+        for i, item in enumerate(items):
+            p = item.pending
+            if p.verdict is _DECIDE:
+                before = table.suspension
+                verdict = table.apply(p.event)
+                after = table.suspension
+                p = Pending(p.source, p.actor, p.event, verdict, p.ts)
+                if before is not None and after is not before:
+                    changes.append((i, "resumed"))
+                if after is not None and after is not before:
+                    changes.append((i, "suspended"))
+            pendings.append(p)
+        assert self.journal is not None
+        rows: list[Row] = await self._on_disk(self.journal.append, pendings)
+        # Committed: now publish, in journal order.
+        suspended_at = {i for i, what in changes if what == "suspended"}
+        resumed_at = {i for i, what in changes if what == "resumed"}
+        messages = []
+        for i, row in enumerate(rows):
+            if i in resumed_at:
+                self.suspended_since = None
+            if i in suspended_at:
+                self.suspended_since = row.seq
+            messages.append(orjson.dumps({"type": "row", **row.to_api()}))
+        self.snapshot = take(table, rows[-1].seq, self.config.table.id, self.suspended_since)
+        bridged = 0
+        for item, row in zip(items, rows, strict=True):
+            bridged += item.bridged
+            if item.future is not None and not item.future.done():
+                item.future.set_result(row)
+        self.reader_committed += bridged
+        messages.append(orjson.dumps({"type": "state", "state": self.snapshot.to_dict()}))
+        for sub in self.subscribers:
+            for m in messages:
+                sub.put(m)
+        for i, what in changes:
+            self._signal(what, rows[i])
+
+    def _fail(self, message: str, items: list[_Item]) -> None:
+        """The journal cannot take more: the table may be ahead of it, so stop serving."""
+        log.critical("%s; the station stops (restart it to replay the journal)", message)
+        self.fatal = message
+        self.ready = False
+        for item in items:
+            if item.future is not None and not item.future.done():
+                item.future.set_exception(NotReady(message))
+        while not self._queue.empty():
+            left = self._queue.get_nowait()
+            if left.future is not None and not left.future.done():
+                left.future.set_exception(NotReady(message))
+        if self.on_fatal is not None:
+            self.on_fatal(message)
+
+    # -- signals out ---------------------------------------------------------------------
+
+    def _signal(self, what: str, row: Row) -> None:
+        table_id = self.config.table.id
+        body: dict[str, Any] = {"id": f"{table_id}:{row.seq}:{what}", "type": what,
+                                "table": table_id, "seq": row.seq, "ts": row.ts,
+                                "event": row.event, "source": row.source,
+                                "actor": row.actor}  # fmt: skip
+        verdict = row.verdict or {}
+        if what == "suspended":
+            snap = self.snapshot
+            code = snap.suspension["code"] if snap.suspension else verdict.get("error")
+            body["code"] = code
+            body["explanation"] = EXPLANATIONS.get(str(code), "")
+            body["round"] = snap.round["number"] if snap.round else None
+        else:
+            body.update(voided_round=verdict.get("voided_round"))
+        self.webhooks.send(body)
+        if what == "suspended":
+            data = self.config.stop_command
+        else:
+            data = parse_bytes(self.config.signals.release_command)
+        if data and self.reader is not None:
+            loop = asyncio.get_running_loop()
+            loop.run_in_executor(None, self._send_to_shoe, self.reader, data)
+
+    def _send_to_shoe(self, reader: CardReader, data: bytes) -> None:
+        try:
+            sent = reader.send(data)
+        except Exception as exc:
+            sent = False
+            log.error("shoe command %r failed: %s", data, exc)
+        if not sent:
+            log.warning("shoe command %r not sent: the reader is not connected", data)
+            loop = self._loop
+            if loop is not None:
+                row = notice("station", "station", "shoe command not sent",
+                             command=data.decode("latin-1"))
+                loop.call_soon_threadsafe(self.post, row)
+
+    def _webhook_gave_up(self, url: str, body: dict[str, Any], error: str) -> None:
+        self.post(notice("station", "station", "webhook gave up", url=url,
+                         notice_id=body.get("id"), error=error))  # fmt: skip
+
+    # -- the reader thread ---------------------------------------------------------------
+
+    def _start_reader(self, reader: CardReader) -> None:
+        assert self._loop is not None
+        bridge = ReaderBridge(self, self._loop, reader.name)
+        self._reader_thread = threading.Thread(
+            target=self._run_reader, args=(reader, bridge), name=f"reader {reader.name}",
+            daemon=True,
+        )  # fmt: skip
+        self._reader_thread.start()
+
+    def _run_reader(self, reader: CardReader, bridge: ReaderBridge) -> None:
+        """Keep the reader running: a crash is a `fault` (the table suspends), then retry."""
+        stop = self._stop_reader
+        while not stop.is_set():
+            try:
+                reader.run(bridge, stop)
+            except Exception as exc:
+                log.exception("reader %s crashed", reader.name)
+                bridge.event({"type": "fault", "detail": f"reader crashed: {exc!r}"})
+            else:
+                if stop.is_set():
+                    return
+                bridge.notice("the reader stopped by itself; starting it again")
+            stop.wait(READER_RESTART_DELAY)
+
+
+_DECIDE: Any = {"decide": True}  # marks a Pending whose verdict the writer must decide
