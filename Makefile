@@ -22,7 +22,9 @@ system-deps:
 $(STAMP): pyproject.toml | system-deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	# compat mode puts the checkout on sys.path with a .pth file instead of an import
+	# hook: `station replay` starts 10 ms sooner, which shows in short pipelines.
+	$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 run: install

@@ -13,21 +13,25 @@ import sys
 from collections.abc import Callable, Sequence
 
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
-COMMANDS = ("replay",)
+COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with just `only` (the module name) when the
+    command line names one: startup then imports nothing the command does not use."""
     parser = argparse.ArgumentParser(
         prog="station", description="Dealer-station controller for live baccarat tables."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (only,) if only else COMMANDS:
         importlib.import_module(f"station.commands.{name}").add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = argv[0].replace("-", "_") if argv else None
+    args = build_parser(named if named in COMMANDS else None).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)
 

@@ -13,12 +13,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.table import Table, bad_input
+from station.table import Table
 
 CHUNK = 256 * 1024
 
 #: Called after each verdict with the event and its verdict, to add keys to the output.
-Extension = Callable[[Table, dict[str, Any], dict[str, Any]], None]
+Extension = Callable[[Table, Any, dict[str, Any]], None]
 
 
 def verdict_lines(
@@ -39,16 +39,15 @@ def verdict_lines(
         out: list[bytes] = []
         for line in lines:
             seq += 1
-            if not line.strip():
-                continue
             try:
                 event = loads(line)
             except decode_error:
-                event = None
-            is_event = type(event) is dict
-            row: dict[str, Any] = apply(event) if is_event else bad_input()  # type: ignore[assignment]
+                if not line.strip():
+                    continue  # a blank line: skipped, but it keeps its line number
+                event = None  # not JSON: the table answers BAD_INPUT
+            row: dict[str, Any] = apply(event)  # type: ignore[assignment]
             row["seq"] = seq
-            if extension is not None and is_event:
+            if extension is not None:
                 extension(table, event, row)
             out.append(dumps(row))
         if out:
