@@ -1,12 +1,23 @@
-"""`station replay [--decks N] [--ungated] [--cut-policy P] [FILE|-]`."""
+"""`station replay [--decks N] [--ungated] [--cut-policy P] [--odds [--paytable P]] [FILE|-]`.
+
+With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
+`odds`: the live edge of every bet for the next round from the cards left in the shoe,
+and `advantage`, the bets open in that round whose edge is negative (`station.odds`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from station.commands.odds import add_paytable_option
 from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, table_from_args
+
+if TYPE_CHECKING:
+    from station.odds import Analyzer
+    from station.replay import Extension
+    from station.table import Table
 
 
 def add_parser(sub: Any) -> None:
@@ -17,6 +28,13 @@ def add_parser(sub: Any) -> None:
         "print one verdict per event (JSON Lines).",
     )
     add_table_options(p)
+    p.add_argument(
+        "--odds",
+        action="store_true",
+        help="after each completed or voided round, add the house edge of every bet for "
+        "the next round and the player-favourable ones",
+    )
+    add_paytable_option(p)
     p.add_argument(
         "file",
         nargs="?",
@@ -31,6 +49,18 @@ def run(args: argparse.Namespace) -> int:
     from station.replay import replay
 
     table = table_from_args(args)
+    extension = None
+    if args.odds:
+        from station.odds import Analyzer, seed_bets
+        from station.paytables import PaytableError
+        from station.paytables import load as load_paytable
+
+        try:
+            paytable = load_paytable(args.paytable)
+        except PaytableError as exc:
+            print(f"station replay: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        extension = live_edge_extension(Analyzer(seed_bets(paytable)))
     if args.file == "-":
         source = sys.stdin.buffer
     else:
@@ -40,10 +70,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"station replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
             return EXIT_USAGE
     try:
-        replay(table, source, sys.stdout.buffer)
+        replay(table, source, sys.stdout.buffer, extension)
     except BrokenPipeError:
         pass  # the reader went away (e.g. `| head`): nothing more to say
     finally:
         if source is not sys.stdin.buffer:
             source.close()
     return EXIT_OK
+
+
+def live_edge_extension(analyzer: Analyzer) -> Extension:
+    """Adds `odds` to the rows that complete or void a round: the next round's live edge,
+    or null when the shoe is finished (no next round) or too few cards are left."""
+    from station.odds import CompositionError
+
+    def extend(table: Table, event: dict[str, Any], row: dict[str, Any]) -> None:
+        if row.get("result") is None and row.get("voided_round") is None:
+            return
+        if not table.in_play:
+            row["odds"] = None
+            return
+        try:
+            row["odds"] = analyzer.live_edge(table.remaining(), table.rounds_opened + 1)
+        except CompositionError:
+            row["odds"] = None
+
+    return extend

@@ -1,0 +1,145 @@
+"""`station odds [--decks N | --remaining FILE|-] [--paytable NAME|FILE] [--json]`.
+
+Exact odds of one round dealt from a shoe: a full shoe of N decks, or each composition of
+a JSON Lines file (`{"AS": 7, "TD": 8, ...}`, card code -> copies left), one answer per
+composition line, in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO, TYPE_CHECKING, Any
+
+from station.commands.options import EXIT_OK, EXIT_USAGE, positive_int
+
+if TYPE_CHECKING:
+    from station.odds import Analysis, Analyzer
+
+EXIT_BAD_LINE = 1  # some composition line could not be analysed (each one is reported)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "odds",
+        help="exact odds and house edge of every bet for one round",
+        description="Exact (combinatorial) odds of one round dealt from a shoe: "
+        "P(banker/player/tie) and the house edge and RTP of every "
+        "bet of the paytable, plus banker_no_commission.",
+    )
+    shoe = p.add_mutually_exclusive_group()
+    shoe.add_argument(
+        "--decks", type=positive_int, default=None, help="a full shoe of N decks (default 8)"
+    )
+    shoe.add_argument(
+        "--remaining",
+        metavar="FILE|-",
+        help='JSON Lines of compositions {"AS": 7, "TD": 8, ...} (card -> '
+        "copies left; a missing card means 0); one answer per line",
+    )
+    add_paytable_option(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per shoe: {"outcomes": {...}, "bets": {NAME: '
+        '{"house_edge": x, "rtp": y}}} (fractions of 1)',
+    )
+    p.set_defaults(func=run)
+
+
+def add_paytable_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--paytable",
+        default="traditional",
+        metavar="NAME|FILE",
+        help="a shipped paytable (traditional, no_commission) or a TOML file (default traditional)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from station.odds import Analyzer, full_shoe, seed_bets
+    from station.paytables import PaytableError
+    from station.paytables import load as load_paytable
+
+    try:
+        paytable = load_paytable(args.paytable)
+    except PaytableError as exc:
+        print(f"station odds: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    analyzer = Analyzer(seed_bets(paytable))
+    out = sys.stdout
+    if args.remaining is None:
+        decks = args.decks or 8
+        analysis = analyzer.analyse(full_shoe(decks))
+        if args.json:
+            out.write(orjson.dumps(analysis.to_json()).decode() + "\n")
+        else:
+            out.write(render(analyzer, analysis, f"a full shoe of {decks} deck(s)", paytable.name))
+        return EXIT_OK
+
+    try:
+        if args.remaining == "-":
+            return answer_each(analyzer, sys.stdin.buffer, "-", args.json, paytable.name)
+        with open(args.remaining, "rb") as source:
+            return answer_each(analyzer, source, args.remaining, args.json, paytable.name)
+    except OSError as exc:
+        print(f"station odds: cannot read {args.remaining}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def answer_each(
+    analyzer: Analyzer, source: IO[bytes], name: str, as_json: bool, paytable: str
+) -> int:
+    """One answer per composition line, in order; a bad line is reported (on stderr, and
+    as `{"line", "error"}` in JSON) and the rest still answered."""
+    import orjson
+
+    from station.odds import CompositionError, parse_composition
+
+    status = EXIT_OK
+    out = sys.stdout
+    try:
+        for lineno, line in enumerate(source, start=1):
+            if not line.strip():
+                continue
+            try:
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise CompositionError("not a JSON object") from None
+                analysis = analyzer.analyse(parse_composition(obj))
+            except CompositionError as exc:
+                status = EXIT_BAD_LINE
+                print(f"station odds: {name}: line {lineno}: {exc}", file=sys.stderr)
+                if as_json:
+                    out.write(orjson.dumps({"line": lineno, "error": str(exc)}).decode() + "\n")
+                continue
+            if as_json:
+                out.write(orjson.dumps(analysis.to_json()).decode() + "\n")
+            else:
+                out.write(render(analyzer, analysis, f"line {lineno}", paytable) + "\n")
+            out.flush()
+    except BrokenPipeError:
+        pass  # the reader went away (e.g. `| head`)
+    return status
+
+
+def render(analyzer: Analyzer, analysis: Analysis, shoe: str, paytable: str) -> str:
+    """The analysis as a table for people: percentages, favourable bets marked."""
+    lines = [
+        f"Shoe: {shoe}, {analysis.cards} cards; paytable {paytable}",
+        "",
+        f"{'outcome':<10}{'probability':>12}",
+    ]
+    lines += [f"{name:<10}{p:>12.6f}" for name, p in analysis.outcomes.items()]
+    lines += ["", f"{'bet':<22}{'rounds':>7}{'house edge':>12}{'RTP':>10}  pays"]
+    for name, edge in analysis.house_edge.items():
+        spec = analyzer.bets[name]
+        rounds = "all" if spec.rounds is None else f"1-{spec.rounds}"
+        mark = "  * player-favourable" if edge < 0 else ""
+        lines.append(
+            f"{name:<22}{rounds:>7}{edge:>12.4%}{1 - edge:>10.4%}  {spec.describe()}{mark}"
+        )
+    return "\n".join(lines) + "\n"
