@@ -163,11 +163,18 @@ def _rate(name: str, value: object) -> float:
 
 
 def check_faults(faults: Mapping[str, float], gated: bool) -> dict[str, float]:
-    """Validated rates: known names, rates in 0..1, no gated-only fault at an ungated table."""
+    """Validated rates: known names, rates in 0..1, no gated-only fault at an ungated table.
+
+    A key `all` sets every fault this table can detect; named faults override it.
+    """
     rates: dict[str, float] = {}
+    if "all" in faults:
+        rates = dict.fromkeys(applicable_faults(gated), _rate("all", faults["all"]))
     for name, value in faults.items():
+        if name == "all":
+            continue
         if name not in FAULTS:
-            raise FaultSpecError(f"unknown fault {name!r} (valid names: {', '.join(FAULTS)})")
+            raise FaultSpecError(f"unknown fault {name!r} (valid names: all, {', '.join(FAULTS)})")
         rates[name] = _rate(name, value)
     if not gated:
         undetectable = sorted(n for n, r in rates.items() if r > 0 and n in GATED_ONLY)
