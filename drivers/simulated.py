@@ -200,7 +200,7 @@ class Dealer:
 
     def __init__(
         self,
-        rng: random.Random,
+        rng: random.Random | int,
         decks: int = 8,
         gated: bool = True,
         cut_policy: CutPolicy = "one_more",
@@ -217,7 +217,8 @@ class Dealer:
         self.cut_policy = cut_policy
         self.rounds = rounds
         self.tableau = tableau
-        self._rng = rng  # fault decisions only; shoes are shuffled by their own rng
+        # Fault decisions only; shoes are shuffled by their own rng.
+        self._rng = rng if isinstance(rng, random.Random) else random.Random(rng)
         self._rates = {n: r for n, r in check_faults(faults or {}, gated).items() if r > 0}
         self._out: list[Event] = []
         self._start(None)
@@ -451,7 +452,8 @@ def simulate(
     """The events of `shoes` shoes dealt by a simulated dealer, reproducible from `seed`.
 
     `cut_depth` is the number of cards behind the cut card (int) or that fraction of the
-    shoe (float in 0..1); `faults` maps fault names to rates (see the module docstring);
+    shoe (float in 0..1); `faults` maps fault names to rates (see the module docstring;
+    a key `all` sets every fault this table can detect, named faults override it);
     `rounds` caps the rounds of each shoe, after which the supervisor ends the shoe.
     Arguments are checked before the first event (ValueError / FaultSpecError).
     """
