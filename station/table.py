@@ -208,11 +208,8 @@ class Table:
         kind = event.get("type")
         if kind == "card":  # the hot path: four events in five
             return self._card_out(event["card"]) if "card" in event else _fail(BAD_INPUT)
-        try:
-            handler = self._handlers[kind]
-        except (KeyError, TypeError):  # an unknown type, or one that is not even hashable
-            return _fail(BAD_INPUT)
-        return handler(event)
+        handler = self._handlers.get(kind) if type(kind) is str else None
+        return _fail(BAD_INPUT) if handler is None else handler(event)
 
     # -- read-only views -----------------------------------------------------------------
 
