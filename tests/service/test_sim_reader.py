@@ -1,0 +1,135 @@
+"""The demo's `sim` driver: a dealer bot and supervisor that follow the station's state."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from drivers import create_reader
+from drivers.config import ConfigError, from_mapping
+from drivers.sim_reader import SimReader, SimSettings
+from station.config import TableConfig
+from station.journal import Journal
+from station.snapshot import TableSnapshot, take
+from station.table import Table
+from tests.service.kit import make_config, serve
+
+FAST = SimSettings(seed=3, card_interval=0.5, betting_time=2.0, shuffle_time=5.0,
+                   fault_chance=0.1, supervisor_after=4.0)  # fmt: skip
+EXPECTED_ERRORS = {"UNREADABLE_CARD", "SCANNER_FAULT"}
+
+
+class TableSink:
+    """The station in miniature: each event straight into a real `Table`, snapshot after."""
+
+    def __init__(self, decks: int = 1) -> None:
+        self.table = Table(decks=decks)
+        self.log: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self.since: int | None = None
+        self.snap = take(self.table, 0, "t", None)
+
+    def event(self, event: dict[str, Any]) -> None:
+        before = self.table.suspension
+        verdict = dict(self.table.apply(event))
+        self.log.append((event, verdict))
+        if self.table.suspension is None:
+            self.since = None
+        elif self.table.suspension is not before:
+            self.since = len(self.log)
+        self.snap = take(self.table, len(self.log), "t", self.since)
+
+    def notice(self, message: str, **details: Any) -> None:
+        pass
+
+    def view(self) -> TableSnapshot:
+        return self.snap
+
+    def settled(self, timeout: float) -> bool:
+        return True
+
+
+def play(bot: SimReader, sink: TableSink, seconds: float) -> None:
+    """Run the bot on a virtual clock (no sleeping)."""
+    now = 0.0
+    while now < seconds:
+        now += max(bot.step(sink, sink.view(), now), 0.001)
+
+
+def test_the_bot_deals_shoes_by_the_rules() -> None:
+    sink, bot = TableSink(decks=1), SimReader(settings=FAST)
+    play(bot, sink, 600)
+    errors = [v["error"] for _, v in sink.log if v["error"]]
+    assert set(errors) <= EXPECTED_ERRORS, errors
+    assert "UNREADABLE_CARD" in errors and "SCANNER_FAULT" in errors
+    assert sink.table.shoes_started >= 3
+    types = [e["type"] for e, _ in sink.log]
+    assert types.count("cut") >= 2 and types.count("close_bets") > 10
+    actors = {e.get("actor") for e, _ in sink.log if e["type"] in ("resume", "void")}
+    assert actors == {"demo-supervisor"}
+    resumed_cards = [e for e, v in sink.log if e["type"] == "resume" and "card" in e]
+    assert all(v["ok"] for e, v in sink.log if e["type"] in ("resume", "void"))
+    assert resumed_cards  # an unreadable card read by eye
+
+
+def test_the_supervisor_waits_and_lets_others_act_first() -> None:
+    sink, bot = TableSink(decks=1), SimReader(settings=dataclasses.replace(FAST, fault_chance=0))
+    play(bot, sink, 3)  # shoe, burn reveal...
+    sink.event({"type": "fault", "detail": "pulled cable"})
+    now = 10.0
+    assert bot.step(sink, sink.view(), now) > 0  # the supervisor is on his way
+    sink.event({"type": "resume", "actor": "a real supervisor"})  # someone acted first
+    before = len(sink.log)
+    bot.step(sink, sink.view(), now + 100)
+    assert all(e["type"] != "resume" for e, _ in sink.log[before:])
+    sink.event({"type": "fault"})
+    bot.step(sink, sink.view(), now + 200)
+    bot.step(sink, sink.view(), now + 200 + FAST.supervisor_after)
+    assert sink.log[-1][0] == {"type": "resume", "actor": "demo-supervisor"}
+    assert sink.log[-1][1]["ok"]
+
+
+def test_after_a_restart_the_shoe_is_ended() -> None:
+    sink = TableSink(decks=1)
+    play(SimReader(settings=FAST), sink, 20)
+    sink.event({"type": "restart"})
+    bot = SimReader(settings=FAST)  # a new process: its shoe is gone
+    play(bot, sink, 20)
+    ended = [e for e, v in sink.log if e["type"] == "end_shoe"]
+    assert ended and ended[0]["actor"] == "demo-supervisor"
+    assert sink.table.shoes_started >= 2
+
+
+def test_settings_are_checked() -> None:
+    config = from_mapping({"driver": "sim", "sim": {"card_interval": -1}})
+    with pytest.raises(ConfigError, match=r"\[reader.sim\] card_interval"):
+        create_reader(config)
+    with pytest.raises(ConfigError, match="unknown key"):
+        create_reader(from_mapping({"driver": "sim", "sim": {"speed": 2}}))
+
+
+def test_the_live_demo_plays_through_the_service(tmp_path: Path) -> None:
+    config, tokens = make_config(tmp_path, public_read=True)
+    reader_config = from_mapping({"driver": "sim", "sim": {
+        "card_interval": 0.002, "betting_time": 0.002, "shuffle_time": 0.01,
+        "fault_chance": 0.05, "supervisor_after": 0.02, "seed": 5}})  # fmt: skip
+    config = dataclasses.replace(config, table=TableConfig(id="t-test", decks=1),
+                                 reader=reader_config)  # fmt: skip
+    with serve(config, tokens, reader=create_reader(reader_config)) as live:
+        deadline = time.monotonic() + 30
+        while live.station.snapshot.shoes_started < 2:
+            assert time.monotonic() < deadline, live.station.snapshot
+            time.sleep(0.05)
+        state = httpx.get(f"{live.url}/api/state").json()
+    assert state["reader"]["driver"] == "sim" and state["reader"]["connected"]
+    with Journal(config.journal.path) as journal:
+        assert journal.verify().ok
+        rows = list(journal.rows())
+    actors = {r.actor for r in rows if r.source == "reader"}
+    assert {"demo-dealer", "sim"} <= actors
+    errors = {r.verdict["error"] for r in rows if r.verdict and r.verdict["error"]}
+    assert errors <= EXPECTED_ERRORS, errors

@@ -1,0 +1,56 @@
+"""Tokens: stored as hashes only, managed by `station token`, seen at once by the service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from station.cli import main
+from station.config import TokenEntry
+from station.tokens import TokenStore, allows, read_token_file, token_hash
+
+
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "station.toml"
+    path.write_text(f'[api]\ntoken_file = "{tmp_path / "tokens.toml"}"\n')
+    return path
+
+
+def test_roles_are_ranked() -> None:
+    assert allows("supervisor", "dealer") and allows("dealer", "viewer")
+    assert not allows("viewer", "dealer") and not allows("dealer", "supervisor")
+    assert allows("rig", "supervisor") and allows("rig", "rig")
+    assert not allows("supervisor", "rig")
+
+
+def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = config_file(tmp_path)
+    assert main(["token", "add", "--role", "dealer", "--name", "game-server",
+                 "--config", str(config)]) == 0  # fmt: skip
+    token = capsys.readouterr().out.strip()
+    assert len(token) >= 40
+    text = (tmp_path / "tokens.toml").read_text()
+    assert token not in text and token_hash(token) in text
+    store = TokenStore(token_file=tmp_path / "tokens.toml")
+    who = store.identify(token)
+    assert who is not None and (who.name, who.role) == ("game-server", "dealer")
+    assert main(["token", "add", "--role", "viewer", "--name", "game-server",
+                 "--config", str(config)]) == 2  # fmt: skip
+    assert "taken" in capsys.readouterr().err
+    assert main(["token", "list", "--config", str(config)]) == 0
+    assert "game-server\tdealer" in capsys.readouterr().out
+    assert main(["token", "revoke", "game-server", "--config", str(config)]) == 0
+    assert store.identify(token) is None  # the running store sees the file change
+    assert main(["token", "revoke", "game-server", "--config", str(config)]) == 2
+    assert read_token_file(tmp_path / "tokens.toml") == []
+
+
+def test_unknown_and_memory_tokens(tmp_path: Path) -> None:
+    store = TokenStore((TokenEntry("cfg", "supervisor", token_hash("s3cret-token")),))
+    assert store.identify("wrong") is None
+    who = store.identify("s3cret-token")
+    assert who is not None and who.role == "supervisor"
+    demo = store.add_memory("demo-viewer", "viewer")
+    demo_who = store.identify(demo)
+    assert demo_who is not None and demo_who.name == "demo-viewer"
