@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml | system-deps
 	touch $(STAMP)
 
 run: install
-	$(VENV)/bin/station demo
+	$(VENV)/bin/station run --config config/demo.toml
 
 lint: install
 	$(VENV)/bin/ruff check station drivers calibration tests benchmarks
