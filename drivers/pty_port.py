@@ -8,8 +8,11 @@ fails. A fresh pty behind the same symlink is the port coming back.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
+import termios
 import time
 import tty
 from pathlib import Path
@@ -67,6 +70,32 @@ class PtyPort:
                 return False
             time.sleep(0.005)
         return True
+
+    def drain(self, timeout: float = 5.0) -> bool:
+        """Wait until the reader has taken in every byte written (False on timeout).
+
+        Closing the master discards what the reader has not read yet, so a rig that pulls
+        the cable right after a card would lose that card. The count of unread bytes is
+        only visible from the slave side, so this opens the slave briefly (a second open
+        changes nothing for the reader).
+        """
+        if not self.plugged:
+            return True
+        deadline = time.monotonic() + timeout
+        try:
+            fd = os.open(self.slave_name, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            while True:
+                unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+                if unread == 0:
+                    return True
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.002)
+        finally:
+            os.close(fd)
 
     def write(self, data: bytes) -> None:
         """Bytes from the shoe to the reader."""

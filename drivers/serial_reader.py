@@ -27,6 +27,9 @@ READ_TIMEOUT = 0.05
 #: A write (the card-stop command) that cannot go out within this is given up.
 WRITE_TIMEOUT = 1.0
 
+#: Once the backoff is at its longest, a failed reopen is journaled at most this often.
+RETRY_NOTICE_EVERY = 60.0
+
 PORT_ERRORS = (serial.SerialException, OSError)
 
 
@@ -52,6 +55,7 @@ class SerialReader:
         delay = config.reconnect_min
         down_since: float | None = None  # when the port was lost (fault already sent)
         ever_open = False
+        last_retry_notice = -RETRY_NOTICE_EVERY
         while not stop.is_set():
             try:
                 port = serial.serial_for_url(
@@ -63,12 +67,17 @@ class SerialReader:
                     down_since = time.monotonic()
                     self._fault(sink, f"cannot open the reader port {config.url}: {exc}")
                 self._detail = f"cannot open {config.url}: {exc}; retrying in {delay:g} s"
-                sink.notice(f"reader port {config.url} not open; retrying in {delay:g} s",
-                            url=config.url, error=str(exc), retry_in=delay)  # fmt: skip
+                now = time.monotonic()
+                at_max = delay >= config.reconnect_max
+                if not at_max or now - last_retry_notice >= RETRY_NOTICE_EVERY:
+                    last_retry_notice = now if at_max else last_retry_notice
+                    sink.notice(f"reader port {config.url} not open; retrying in {delay:g} s",
+                                url=config.url, error=str(exc), retry_in=delay)  # fmt: skip
                 stop.wait(delay)
                 delay = min(delay * 2, config.reconnect_max)
                 continue
             delay = config.reconnect_min
+            last_retry_notice = -RETRY_NOTICE_EVERY
             self._set_port(port)
             if ever_open:
                 self.reconnects += 1

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
-COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token")
+COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token", "sim_shoe")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

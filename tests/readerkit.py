@@ -49,6 +49,15 @@ class CollectingSink:
         return [e["type"] for e in self.events]
 
 
+def wait_until(ready: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    """Poll `ready` until it holds (for state that no sink call announces)."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or ready}")
+        time.sleep(0.005)
+
+
 @contextmanager
 def running(reader: CardReader, sink: CollectingSink) -> Iterator[threading.Thread]:
     """Run `reader` in a thread for the duration of the block, then stop it and join."""

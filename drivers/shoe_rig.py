@@ -1,0 +1,194 @@
+"""The hardware-in-the-loop rig: a simulated shoe played as bytes into a serial port.
+
+The simulated dealer (`drivers.simulated`) decides the stream; the rig plays the
+reader's part of it (cards, the cut card, the reader dropping off) as the bytes a real
+shoe reader sends, with the configured codec and framing, into a pty that the real
+serial driver reads. What is not a byte on a serial line (the dealer's `shoe` and
+`close_bets`, the supervisor's `resume`, `void`, `end_shoe`) goes to the station's
+`POST /api/events`, or is skipped when no station is given.
+
+On top of the dealer's faults the rig adds `garbled`: a card whose frame is corrupted
+on the line (a bad block check, or a byte that is not ASCII), which the station must
+flag as unreadable; the supervisor then enters the card by eye (`resume` with it).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from drivers.config import ReaderConfig
+from drivers.framing import encode_frame
+from drivers.pty_port import PtyPort
+from station.cards import Codec, make_codec
+from station.table import UNREADABLE_CARD
+
+#: Faults the rig injects itself (the dealer's are in `drivers.simulated.FAULTS`).
+RIG_FAULTS = ("garbled",)
+
+Event = dict[str, Any]
+
+
+class RigError(RuntimeError):
+    """The rig cannot go on (the station refused an event, or cannot be reached)."""
+
+
+def split_faults(spec: str | None) -> tuple[str | None, dict[str, float]]:
+    """`--faults` into the dealer's part (for `parse_faults`) and the rig's own rates.
+
+    `all=RATE` applies to both. Raises ValueError for a bad rig rate.
+    """
+    if spec is None:
+        return None, {}
+    dealer: list[str] = []
+    rig: dict[str, float] = {}
+    for part in spec.split(","):
+        name, _, value = (s.strip() for s in part.partition("="))
+        if name in RIG_FAULTS or name == "all":
+            try:
+                rate = float(value)
+            except ValueError:
+                message = f"the rate of {name} must be a number in 0..1, got {value!r}"
+                raise ValueError(message) from None
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"the rate of {name} must be in 0..1, got {value!r}")
+            for fault in RIG_FAULTS if name == "all" else (name,):
+                rig[fault] = rate
+        if name not in RIG_FAULTS:
+            dealer.append(part)
+    return (",".join(dealer) if dealer else None), rig
+
+
+def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> Iterator[Event]:
+    """The dealer's stream with a share `rate` of its plain cards garbled on the line.
+
+    A garbled card is an unreadable card (`card: null`, `expect` UNREADABLE_CARD) that the
+    supervisor then enters by eye, exactly like the dealer's own `unreadable` fault.
+    """
+    for event in events:
+        plain_card = (
+            event.get("actor") == "reader" and event["type"] == "card"
+            and event.get("card") is not None and "fault" not in event
+        )  # fmt: skip
+        if plain_card and rate > 0 and rng.random() < rate:
+            card = event["card"]
+            yield {"type": "card", "card": None, "actor": "reader", "fault": "garbled",
+                   "garbled": card, "expect": UNREADABLE_CARD}  # fmt: skip
+            yield {"type": "resume", "card": card, "actor": "supervisor"}
+        else:
+            yield event
+
+
+class ShoeEncoder:
+    """The bytes a shoe reader with this configuration sends for each reader event."""
+
+    def __init__(self, config: ReaderConfig, codec: Codec | None = None) -> None:
+        self.config = config
+        self.codec = codec if codec is not None else make_codec(config.codec)
+
+    def frame(self, payload: str) -> bytes:
+        config = self.config
+        return encode_frame(config.framing, payload.encode("ascii"), config.prefix, config.suffix)
+
+    def encode(self, event: Event) -> bytes:
+        """A card, the cut card, a no-read (`card: null`), or a garbled card's frame."""
+        if event["type"] == "cut":
+            return self.frame(self.config.cut_card)
+        if "garbled" in event:
+            return self.garble(self.frame(self.codec.encode(event["garbled"])))
+        if event.get("card") is None:
+            return self.frame(self.config.no_read)
+        return self.frame(self.codec.encode(event["card"]))
+
+    def garble(self, frame: bytes) -> bytes:
+        """Line noise on a frame: the block check flipped (stx-etx), or a non-ASCII byte in
+        the payload (line), so no codec can read it as a card."""
+        if self.config.framing == "stx-etx":
+            return frame[:-1] + bytes([frame[-1] ^ 0xFF])
+        middle = len(self.config.prefix) + 1
+        return frame[:middle] + b"\xff" + frame[middle:]
+
+
+def post_event(station: str, token: str, event: Event, timeout: float = 10.0) -> Any:
+    """POST one event to the station's `/api/events` and return its verdict."""
+    request = urllib.request.Request(
+        station.rstrip("/") + "/api/events", data=orjson.dumps(event), method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return orjson.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")[:500]
+        raise RigError(f"the station refused {event['type']} ({exc.code}): {detail}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise RigError(f"cannot reach the station at {station}: {reason}") from None
+
+
+@dataclass
+class Rig:
+    """Plays events into `port` at a dealer's `pace`; reports each step to `report`."""
+
+    port: PtyPort
+    encoder: ShoeEncoder
+    report: Callable[[Mapping[str, Any]], None]
+    pace: float = 1.0
+    unplug_for: float = 1.0
+    station: str | None = None
+    token: str = ""
+    sleep: Callable[[float], None] = time.sleep
+    note: Callable[[str], None] = lambda message: None
+
+    def play(self, events: Iterator[Event]) -> int:
+        """Play every event; the number played (sent on the line or to the station)."""
+        played = 0
+        for seq, event in enumerate(events, start=1):
+            row: dict[str, Any] = {"seq": seq, "event": event}
+            if event.get("actor") == "reader" and event["type"] == "fault":
+                self.unplug()
+                row["via"] = "unplug"
+            elif event.get("actor") == "reader":
+                data = self.encoder.encode(event)
+                self._pause(played)
+                self._wait_reader()
+                self.port.write(data)
+                row.update(via="serial", bytes=data.hex())
+            elif self.station is not None:
+                self._pause(played)
+                row.update(via="api", verdict=post_event(self.station, self.token, event))
+            else:
+                row["via"] = "skipped"
+            if row["via"] != "skipped":
+                played += 1
+            received = self.port.read()
+            if received:
+                row["shoe_received"] = received.hex()  # the station's card-stop command
+            self.report(row)
+        return played
+
+    def unplug(self) -> None:
+        """The reader's cable is pulled, then plugged back in: the driver must notice,
+        report a fault, and reconnect by itself (we wait until it has). The cable comes out
+        between cards: after the reader has taken in the last one."""
+        self.port.drain()
+        self.port.unplug()
+        self.sleep(self.unplug_for)
+        self.port.plug()
+        self._wait_reader()
+
+    def _wait_reader(self) -> None:
+        if not self.port.reader_attached():
+            self.note(f"waiting for a reader to open {self.port.link or self.port.slave_name}")
+            self.port.wait_reader()
+
+    def _pause(self, played: int) -> None:
+        if played and self.pace > 0:
+            self.sleep(self.pace)

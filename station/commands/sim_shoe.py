@@ -1,0 +1,147 @@
+"""`station sim-shoe`: play a simulated shoe into a pseudo-terminal, as a shoe reader would.
+
+A hardware-in-the-loop rig with no hardware: the real serial driver (`[reader] url` set
+to the `--link` path) reads the cards from the pty; the dealer's and supervisor's
+events go to the station's API with `--station URL --token TOKEN` (a supervisor's or
+rig token), or are skipped (then start the shoe by hand and use an ungated table).
+One JSON line per event on stdout says what was done with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, positive_int
+
+EXIT_FAILED = 1
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "sim-shoe",
+        help="play a simulated shoe into a pty for the serial driver (a rig with no hardware)",
+        description="Deal a seeded simulated shoe (as `station simulate`) and write the "
+        "reader's part of it as serial bytes into a pseudo-terminal, at a dealer's pace; "
+        "dealer and supervisor events go to the station's API with --station.",
+    )
+    p.add_argument("--link", type=Path, default=None, metavar="PATH",
+                   help="make PATH a symlink to the pty (point [reader] url at it); needed "
+                        "for the disconnect fault, which unplugs and replugs the pty")  # fmt: skip
+    p.add_argument("--pace", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="time between cards and other events (default 1)")  # fmt: skip
+    p.add_argument("--unplug-for", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="how long a disconnect fault unplugs the reader (default 1)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed of the shuffles and faults")
+    add_table_options(p)
+    p.add_argument("--shoes", type=positive_int, default=1, help="shoes to deal (default 1)")
+    p.add_argument("--rounds", type=positive_int, default=None,
+                   help="at most N rounds per shoe; the supervisor then ends the shoe")  # fmt: skip
+    p.add_argument("--cut-depth", default=None, metavar="CARDS_OR_FRACTION",
+                   help="cards behind the cut card, or a share of the shoe "
+                        "(default 16)")  # fmt: skip
+    p.add_argument("--faults", default=None, metavar="SPEC",
+                   help="NAME=RATE[,...] or all=RATE: the faults of `station simulate`, plus "
+                        "garbled (a card's frame corrupted on the line)")  # fmt: skip
+    reader = p.add_argument_group("how the shoe's reader talks (default: the [reader] table "
+                                  "of --config, else the station's defaults)")  # fmt: skip
+    reader.add_argument("--config", type=Path, default=None, metavar="FILE",
+                        help="read the [reader] table of this station config (TOML)")  # fmt: skip
+    for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
+        reader.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None)
+    api = p.add_argument_group("the station's API, for dealer and supervisor events")
+    api.add_argument("--station", default=None, metavar="URL",
+                     help="e.g. http://127.0.0.1:8000 (else those events are skipped)")  # fmt: skip
+    api.add_argument("--token", default="", help="bearer token (supervisor or rig role)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import random
+    import tomllib
+
+    import orjson
+
+    from drivers.config import ConfigError, from_mapping
+    from drivers.pty_port import PtyPort
+    from drivers.shoe import DEFAULT_CUT_DEPTH, parse_cut_depth
+    from drivers.shoe_rig import Rig, RigError, ShoeEncoder, split_faults, with_garbled
+    from drivers.simulated import FaultSpecError, parse_faults, simulate
+
+    def fail(message: str, status: int = EXIT_USAGE) -> int:
+        print(f"station sim-shoe: {message}", file=sys.stderr)
+        return status
+
+    gated = not args.ungated
+    settings: dict[str, Any] = {}
+    if args.config is not None:
+        try:
+            with open(args.config, "rb") as handle:
+                settings = dict(tomllib.load(handle).get("reader", {}))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            return fail(f"cannot read --config {args.config}: {exc}")
+    for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
+    settings["driver"] = "serial"
+    settings = {k: v for k, v in settings.items() if not isinstance(v, dict)}  # [reader.sim]...
+    try:
+        config = from_mapping(settings)
+        dealer_spec, rig_faults = split_faults(args.faults)
+        faults = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
+        cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)
+        events = simulate(args.seed, decks=args.decks, shoes=args.shoes, cut_depth=cut_depth,
+                          faults=faults, gated=gated, cut_policy=args.cut_policy,
+                          rounds=args.rounds)  # fmt: skip
+    except ConfigError as exc:
+        return fail(str(exc))
+    except FaultSpecError as exc:
+        return fail(f"--faults: {exc}")
+    except ValueError as exc:
+        return fail(str(exc))
+    if faults.get("disconnect", 0) > 0 and args.link is None:
+        return fail("the disconnect fault needs --link (the reader finds the port again there)")
+    if args.station is None:
+        print("station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "
+              "resume, void, end_shoe) are skipped; start the shoe by hand at an ungated "
+              "table", file=sys.stderr)  # fmt: skip
+    stream = with_garbled(events, rig_faults.get("garbled", 0.0), random.Random(args.seed))
+
+    out = sys.stdout.buffer
+
+    def report(row: Any) -> None:
+        out.write(orjson.dumps(row) + b"\n")
+        out.flush()
+
+    def note(message: str) -> None:
+        print(f"station sim-shoe: {message}", file=sys.stderr, flush=True)
+
+    port = PtyPort(args.link)
+    where = f"{port.slave_name}" + (f" (linked at {args.link})" if args.link else "")
+    note(f"shoe on {where}: {config.line_settings()}, {config.framing} framing, "
+         f"codec {config.codec}, {args.pace:g} s between events")  # fmt: skip
+    rig = Rig(port, ShoeEncoder(config), report, pace=args.pace, unplug_for=args.unplug_for,
+              station=args.station, token=args.token, note=note)  # fmt: skip
+    try:
+        played = rig.play(stream)
+    except RigError as exc:
+        return fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        port.drain(timeout=2.0)  # the last card reaches the reader before the pty goes away
+        port.close()
+    note(f"done: {played} events played")
+    return EXIT_OK
