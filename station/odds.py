@@ -36,7 +36,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -133,6 +132,20 @@ class RoundTables:
 
     multisets: tuple[Ints, Ints, Ints]
     orderings: tuple[Floats, Floats, Floats]  # (CLASSES, multisets) each
+    # Per multiset, the m entries v * 7 + k_v of the falling-factorial table to multiply
+    # (one per distinct value, padded with FACTOR_ONE): m lookups, not 10.
+    factors: tuple[Ints, Ints, Ints]
+
+
+FACTOR_ONE = 70  # the index of a constant 1.0 after the 10 x 7 falling-factorial table
+
+
+def _factor_index(multisets: Ints, cards: int) -> Ints:
+    index = np.full((multisets.shape[0], cards), FACTOR_ONE, dtype=np.int64)
+    for row, ks in enumerate(multisets):
+        values = np.flatnonzero(ks)
+        index[row, : values.size] = values * 7 + ks[values]
+    return index
 
 
 _TABLES: dict[int, tuple[Tableau, RoundTables]] = {}
@@ -183,8 +196,11 @@ def _build_round_tables(tableau: Tableau) -> RoundTables:
         counts = counts.reshape(CLASSES, unique.size)
         multisets.append((unique[:, None] // powers[None, :]) % 7)
         orderings.append(counts)
+    factors = [_factor_index(ks, cards) for ks, cards in zip(multisets, (4, 5, 6), strict=True)]
     return RoundTables(
-        (multisets[0], multisets[1], multisets[2]), (orderings[0], orderings[1], orderings[2])
+        (multisets[0], multisets[1], multisets[2]),
+        (orderings[0], orderings[1], orderings[2]),
+        (factors[0], factors[1], factors[2]),
     )
 
 
@@ -217,11 +233,11 @@ def class_distribution(composition: Mapping[str, int], tableau: Tableau = PUNTO_
 def _multiset_weights(counts: list[int], tables: RoundTables) -> list[Floats]:
     """falling factorial products prod_v falling(n_v, k_v) for every multiset."""
     n = np.asarray(counts, dtype=np.float64)
-    table = np.ones((10, 7))
+    table = np.ones(FACTOR_ONE + 1)
+    grid = table[:FACTOR_ONE].reshape(10, 7)  # grid[v, k] = falling(n_v, k)
     for k in range(1, 7):
-        table[:, k] = table[:, k - 1] * np.maximum(n - (k - 1), 0.0)
-    values = np.arange(10)
-    return [table[values, ks].prod(axis=1) for ks in tables.multisets]
+        grid[:, k] = grid[:, k - 1] * np.maximum(n - (k - 1), 0.0)
+    return [table[index].prod(axis=1) for index in tables.factors]
 
 
 # -- pairs: closed forms over ranks and card codes --------------------------------------
@@ -233,9 +249,9 @@ def pair_probabilities(groups: list[int], total: int) -> tuple[float, float]:
     same cards, so both is not the square of one."""
     two = [c * (c - 1) for c in groups]
     four = sum(c * (c - 1) * (c - 2) * (c - 3) for c in groups)
-    one = Fraction(sum(two), falling(total, 2))
-    both = Fraction(four + sum(two) ** 2 - sum(t * t for t in two), falling(total, 4))
-    return float(one), float(both)
+    one = sum(two) / falling(total, 2)  # exact integers, one correctly rounded division
+    both = (four + sum(two) ** 2 - sum(t * t for t in two)) / falling(total, 4)
+    return one, both
 
 
 def _pair_edge(spec: BetSpec, one: float, both: float) -> float:

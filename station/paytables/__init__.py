@@ -82,6 +82,12 @@ PUSH = Fraction(0)
 LOSE = Fraction(-1)
 
 
+def rule_keys(rule: str, side: str | None) -> tuple[str, ...]:
+    """The outcome keys of a rule for a side (`both` exists only for side either)."""
+    keys = RULE_KEYS[rule]
+    return keys if side == "either" else tuple(k for k in keys if k != "both")
+
+
 class PaytableError(ValueError):
     """A paytable could not be found or is not valid: a configuration error."""
 
@@ -242,7 +248,7 @@ def _bet(name: str, entry: object, where: str) -> BetSpec:
         raise PaytableError(f'{where}: outcome both needs side = "either"')
     odds = {key: _odds_text(written[key], f"{where}, {key}") for key in written}
     pays: dict[str, Fraction] = {}
-    for key in RULE_KEYS[rule]:
+    for key in rule_keys(rule, side):
         chosen = key if key in odds else FALLBACK.get((rule, key), key)
         pays[key] = parse_odds(odds[chosen], f"{where}, {chosen}") if chosen in odds else LOSE
     return BetSpec(name=name, rule=rule, side=side, pays=pays, odds=odds, rounds=rounds)
