@@ -48,7 +48,7 @@ def best_time(command: list[str], stream: Path) -> tuple[float, bytes]:
     best, output = float("inf"), b""
     for _ in range(RUNS):
         started = time.perf_counter()
-        output = subprocess.run(command + [str(stream)], capture_output=True, check=True).stdout
+        output = subprocess.run([*command, str(stream)], capture_output=True, check=True).stdout
         best = min(best, time.perf_counter() - started)
     return best, output
 
@@ -56,7 +56,7 @@ def best_time(command: list[str], stream: Path) -> tuple[float, bytes]:
 def spec_fields(output: bytes) -> list[tuple[object, ...]]:
     rows = [json.loads(line) for line in output.splitlines()]
     keys = ("seq", "ok", "error", "role", "round", "voided_round")
-    return [tuple(r[k] for k in keys) + ((r["result"] or {}).get("winner"),) for r in rows]
+    return [(*(r[k] for k in keys), (r["result"] or {}).get("winner")) for r in rows]
 
 
 def main() -> None:
