@@ -1,0 +1,133 @@
+"""Latency of the live station: a frame's last byte into the pty -> its verdict at a
+WebSocket client, with the journal committed (SQLite WAL, synchronous FULL) in between.
+
+The station runs as `station run` in a subprocess (its own interpreter, as in production)
+with the real serial driver on a pty; this process plays the shoe and is the WebSocket
+client. One card at a time: write the frame, wait for its journal row on `/api/live`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from websockets.sync.client import connect
+
+from drivers.pty_port import PtyPort
+from drivers.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
+from station.tokens import new_token, token_hash
+
+CARDS = 2000
+WARMUP = 100
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def measure(cards: int = CARDS) -> list[float]:
+    """Seconds from each frame's last byte to its row arriving over the WebSocket."""
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        port, token = _free_port(), new_token()
+        link = tmp / "shoe"
+        config = tmp / "station.toml"
+        config.write_text(f"""
+[table]
+id = "bench"
+gated = false
+[reader]
+driver = "serial"
+url = "{link}"
+[journal]
+path = "{tmp / 'journal.db'}"
+[api]
+bind = "127.0.0.1:{port}"
+public_read = true
+tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}}]
+""")
+        pty = PtyPort(link)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "station.cli", "run", "--config", str(config),
+             "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        client = httpx.Client(headers={"Authorization": f"Bearer {token}"})
+        try:
+            _wait_ready(client, url)
+            pty.wait_reader(20)
+            return _play(pty, client, url, cards)
+        finally:
+            proc.terminate()
+            proc.wait(20)
+            pty.close()
+            client.close()
+
+
+def _wait_ready(client: httpx.Client, url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if client.get(f"{url}/api/state").status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("the station did not start")
+
+
+def _play(pty: PtyPort, client: httpx.Client, url: str, cards: int) -> list[float]:
+    shoe = VirtualShoe(8, 1)
+    client.post(f"{url}/api/events", json={"type": "shoe"})
+    latencies: list[float] = []
+    with connect(url.replace("http", "ws") + "/api/live") as ws:
+        ws.recv(10)  # hello
+        while len(latencies) < cards + WARMUP:
+            try:
+                item = shoe.draw()
+            except ShoeEmpty:
+                item = CUT_CARD
+            if item == CUT_CARD:
+                shoe = VirtualShoe(8, len(latencies))
+                continue
+            pty.write(item.encode() + b"\n")
+            sent = time.perf_counter()
+            while True:
+                message = json.loads(ws.recv(10))
+                if message["type"] == "row" and message["event"]["type"] == "card":
+                    break
+            latencies.append(time.perf_counter() - sent)
+            verdict = message["verdict"]
+            if verdict["error"] is not None:  # shoe finished or suspended: set it right
+                client.post(f"{url}/api/events", json={"type": "void"})
+                client.post(f"{url}/api/events", json={"type": "end_shoe"})
+                client.post(f"{url}/api/events", json={"type": "shoe"})
+                shoe = VirtualShoe(8, len(latencies))
+    return latencies[WARMUP:]
+
+
+def main() -> None:
+    latencies = sorted(measure())
+    ms = [x * 1000 for x in latencies]
+    p50 = statistics.median(ms)
+    p99 = ms[int(len(ms) * 0.99) - 1]
+    print(f"pty frame -> serial driver -> writer -> journal commit -> WebSocket client, "
+          f"{len(ms)} cards:")
+    print(f"   p50 {p50:.2f} ms   p99 {p99:.2f} ms   max {ms[-1]:.2f} ms   "
+          f"(p99 must stay under 5 ms: {'ok' if p99 < 5 else 'OVER'})")
+
+
+if __name__ == "__main__":
+    main()
