@@ -127,6 +127,7 @@ class Station:
         self.ready = False
         self.fatal: str | None = None
         self.on_fatal: Callable[[str], None] | None = None
+        self.on_ready: Callable[[], None] | None = None  # called on the loop once ready
         self.subscribers: set[Subscriber] = set()
         self.suspended_since: int | None = None
         self.reader_committed = 0  # rows from the reader committed (written by the writer)
@@ -160,6 +161,8 @@ class Station:
         if self.reader is not None:
             self._start_reader(self.reader)
         self.ready = True
+        if self.on_ready is not None:
+            self.on_ready()
 
     async def stop(self) -> None:
         self.ready = False

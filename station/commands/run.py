@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from drivers.config import ConfigError as ReaderConfigError
     from station.api import create_app
     from station.config import ConfigError
+    from station.sdnotify import Notifier
     from station.service import Station
     from station.tokens import TokenStore
 
@@ -73,11 +74,25 @@ def run(args: argparse.Namespace) -> int:
     server = uvicorn.Server(uvicorn.Config(app, host=api.host, port=api.port,
                                            log_level=args.log_level, lifespan="on"))  # fmt: skip
 
+    notifier = Notifier()
+    keep_alive: list[asyncio.Task[None]] = []
+
     def fatal(message: str) -> None:
+        notifier.status(message)
         server.should_exit = True
 
+    def ready() -> None:
+        """Tell systemd (Type=notify) and keep its watchdog fed from the event loop."""
+        notifier.ready(f"table {config.table.id}: ready, journal at row {station.snapshot.seq}")
+        keep_alive.append(asyncio.get_running_loop().create_task(notifier.keep_alive()))
+
     station.on_fatal = fatal
-    asyncio.run(server.serve())
+    station.on_ready = ready
+    try:
+        asyncio.run(server.serve())
+    finally:
+        notifier.stopping()
+        notifier.close()
     if station.fatal:
         print(f"station run: {station.fatal}", file=sys.stderr)
         return 1

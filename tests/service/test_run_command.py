@@ -1,0 +1,100 @@
+"""`station run` as a process: config errors, demo tokens, systemd READY, clean stop; and
+the `station journal` commands on what it wrote."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import orjson
+
+from station.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def station(*args: str, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "station.cli", *args], text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **kw.pop("env", {})},  # type: ignore[dict-item]
+                            **kw)  # type: ignore[call-overload]  # fmt: skip
+
+
+def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[journal]\npaht = 'x.db'\n")
+    proc = station("run", "--config", str(config), stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "journal.paht: unknown key" in err and str(config) in err
+
+
+def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "station.toml"
+    config.write_text(f"""
+[journal]
+path = "{tmp_path / 'j.db'}"
+[api]
+bind = "127.0.0.1:{port}"
+demo_tokens = true
+""")
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
+    proc = station("run", "--config", str(config), "--log-level", "warning",
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   env={"NOTIFY_SOCKET": str(tmp_path / "notify")})  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        tokens = {}
+        for line in proc.stdout:
+            parts = line.split()
+            if len(parts) == 2 and parts[0] in ("viewer", "dealer", "supervisor"):
+                tokens[parts[0]] = parts[1]
+            if len(tokens) == 3:
+                break
+        message = notify.recv(4096).decode()
+        assert "READY=1" in message and "table table-1" in message
+        url = f"http://127.0.0.1:{port}/api/events"
+        auth = {"Authorization": f"Bearer {tokens['dealer']}"}
+        assert httpx.post(url, json={"type": "shoe"}, headers=auth).json()["ok"]
+        viewer = {"Authorization": f"Bearer {tokens['viewer']}"}
+        assert httpx.post(url, json={"type": "shoe"}, headers=viewer).status_code == 403
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        notify.close()
+    # uvicorn shuts the app down (the station stops its reader and closes the journal),
+    # then re-raises SIGTERM, which systemd counts as a clean stop.
+    assert proc.returncode in (0, -signal.SIGTERM)
+    assert "refused POST /api/events" in (proc.stderr.read() if proc.stderr else "")
+    assert main(["journal", "verify", "--config", str(config)]) == 0
+    out = tmp_path / "export.jsonl"
+    assert main(["journal", "export", "--config", str(config), "-o", str(out)]) == 0
+    lines = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [x["type"] for x in lines] == ["restart", "shoe"]
+    assert lines[1]["journal"]["actor"] == "demo-dealer"
+
+
+def test_journal_verify_exit_codes(tmp_path: Path) -> None:
+    assert main(["journal", "verify", "--journal", str(tmp_path / "none.db")]) == 2
+    from station.journal import Journal
+    from station.table import Table
+
+    with Journal(tmp_path / "j.db") as journal:
+        journal.start("t", Table())
+    assert main(["journal", "verify", "--journal", str(tmp_path / "j.db")]) == 0
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "j.db")
+    db.execute("UPDATE journal SET actor = 'mallory'")
+    db.commit()
+    db.close()
+    assert main(["journal", "verify", "--journal", str(tmp_path / "j.db")]) == 1
