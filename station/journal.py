@@ -26,6 +26,7 @@ service refuses to continue a journal under different settings.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -197,13 +198,27 @@ class Journal:
     def _write_head(self, seq: int, h: str) -> None:
         """The tail anchor: fixed-size, rewritten in place after each commit. It is written
         after the commit, so it can lag the database (a crash in between) but never lead it."""
-        if self._head_fd is None:
-            self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._open_head()
+        assert self._head_fd is not None
         os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
 
+    def _open_head(self) -> None:
+        if self._head_fd is None:
+            self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
+
     def start(self, table_id: str, table: Table) -> None:
-        """Write the `journal created` row if the journal is new; else check that the
-        table settings are the ones the journal was written with."""
+        """Become the journal's one writer (an exclusive lock on the head anchor, so a
+        second station on the same file stops at once), then write the `journal created`
+        row if the journal is new, else check that the table settings are the ones the
+        journal was written with."""
+        self._open_head()
+        assert self._head_fd is not None
+        try:
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise JournalError(f"another station is writing to the journal {self.path}; "
+                               "stop it first, or give this one its own [journal] path"
+                               ) from None
         settings = table_settings(table_id, table)
         first = self.settings()
         if first is None:

@@ -192,3 +192,14 @@ def test_committed_rows_survive_sigkill(tmp_path: Path) -> None:
         assert journal.last_seq >= acknowledged
         report = journal.verify()
         assert report.ok, report.problems
+
+
+def test_one_writer_per_journal(tmp_path: Path) -> None:
+    first, _ = write(tmp_path / "j.db", SHOE[:2])
+    second = Journal(tmp_path / "j.db")
+    with pytest.raises(JournalError, match="another station is writing"):
+        second.start("t1", Table())
+    assert second.verify().ok  # reading is fine meanwhile
+    first.close()
+    second.start("t1", Table())  # the lock went with the first writer
+    second.close()
