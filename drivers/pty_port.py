@@ -17,6 +17,11 @@ import time
 import tty
 from pathlib import Path
 
+#: How long after a reader opens the port before bytes are sent (see `wait_reader`).
+SETTLE = 0.2
+#: How long written bytes may take to reach the reader's side of the pty (see `drain`).
+IN_FLIGHT = 0.02
+
 
 class PtyPort:
     """A pty whose slave path is linked at `link` (if given) while it is plugged in."""
@@ -25,6 +30,7 @@ class PtyPort:
         self.link = link
         self.master = -1
         self.slave_name = ""
+        self._last_write = 0.0
         self.plug()
 
     @property
@@ -62,13 +68,20 @@ class PtyPort:
         poll.register(self.master, select.POLLHUP)
         return not any(ev & select.POLLHUP for _, ev in poll.poll(0))
 
-    def wait_reader(self, timeout: float | None = None) -> bool:
-        """Block until a reader opens the port (False if `timeout` seconds pass first)."""
+    def wait_reader(self, timeout: float | None = None, settle: float = SETTLE) -> bool:
+        """Block until a reader has opened the port (False if `timeout` seconds pass first).
+
+        A serial port's open ends by flushing its input (pyserial does, so that a reader
+        never takes stale bytes for a card), and the master cannot see when that is done:
+        bytes written in between would be lost. So this waits `settle` seconds more once
+        the port is open; a shoe reader plugged in mid-card loses that card the same way.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.reader_attached():
             if deadline is not None and time.monotonic() > deadline:
                 return False
             time.sleep(0.005)
+        time.sleep(settle)
         return True
 
     def drain(self, timeout: float = 5.0) -> bool:
@@ -77,7 +90,9 @@ class PtyPort:
         Closing the master discards what the reader has not read yet, so a rig that pulls
         the cable right after a card would lose that card. The count of unread bytes is
         only visible from the slave side, so this opens the slave briefly (a second open
-        changes nothing for the reader).
+        changes nothing for the reader). The kernel moves written bytes to the slave's
+        input a moment after the write, so an empty input only counts once it has been
+        seen empty `IN_FLIGHT` seconds after the last write, and twice in a row.
         """
         if not self.plugged:
             return True
@@ -87,13 +102,15 @@ class PtyPort:
         except OSError:
             return False
         try:
-            while True:
+            time.sleep(max(0.0, self._last_write + IN_FLIGHT - time.monotonic()))
+            empty = 0
+            while empty < 2:
                 unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
-                if unread == 0:
-                    return True
+                empty = empty + 1 if unread == 0 else 0
                 if time.monotonic() > deadline:
                     return False
-                time.sleep(0.002)
+                time.sleep(0.005)
+            return True
         finally:
             os.close(fd)
 
@@ -102,6 +119,7 @@ class PtyPort:
         view = memoryview(data)
         while view:
             view = view[os.write(self.master, view) :]
+        self._last_write = time.monotonic()
 
     def read(self, timeout: float = 0.0) -> bytes:
         """What the reader wrote to the shoe (its card-stop command); b"" if nothing yet."""

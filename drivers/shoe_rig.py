@@ -86,6 +86,28 @@ def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> It
             yield event
 
 
+def rig_events(
+    seed: int, faults: str | None = None, gated: bool = True, **simulate_options: Any
+) -> Iterator[Event]:
+    """The stream the rig plays: `station simulate`'s for these arguments, with the rig's
+    own faults applied. Raises ValueError (or `FaultSpecError`) for bad arguments."""
+    from drivers.simulated import parse_faults, simulate
+
+    dealer_spec, rig_faults = split_faults(faults)
+    rates = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
+    events = simulate(seed, faults=rates, gated=gated, **simulate_options)
+    return with_garbled(events, rig_faults.get("garbled", 0.0), random.Random(seed))
+
+
+def unplugs(faults: str | None, gated: bool = True) -> bool:
+    """Whether this `--faults` spec can pull the reader's cable (the `disconnect` fault)."""
+    from drivers.simulated import parse_faults
+
+    dealer_spec, _ = split_faults(faults)
+    rates = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
+    return rates.get("disconnect", 0.0) > 0
+
+
 class ShoeEncoder:
     """The bytes a shoe reader with this configuration sends for each reader event."""
 
@@ -153,6 +175,7 @@ class Rig:
         for seq, event in enumerate(events, start=1):
             row: dict[str, Any] = {"seq": seq, "event": event}
             if event.get("actor") == "reader" and event["type"] == "fault":
+                self._pause(played)
                 self.unplug()
                 row["via"] = "unplug"
             elif event.get("actor") == "reader":

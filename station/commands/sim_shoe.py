@@ -69,7 +69,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import random
     import tomllib
 
     import orjson
@@ -77,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from drivers.config import ConfigError, from_mapping
     from drivers.pty_port import PtyPort
     from drivers.shoe import DEFAULT_CUT_DEPTH, parse_cut_depth
-    from drivers.shoe_rig import Rig, RigError, ShoeEncoder, split_faults, with_garbled
-    from drivers.simulated import FaultSpecError, parse_faults, simulate
+    from drivers.shoe_rig import Rig, RigError, ShoeEncoder, rig_events, unplugs
+    from drivers.simulated import FaultSpecError
 
     def fail(message: str, status: int = EXIT_USAGE) -> int:
         print(f"station sim-shoe: {message}", file=sys.stderr)
@@ -99,25 +98,23 @@ def run(args: argparse.Namespace) -> int:
     settings = {k: v for k, v in settings.items() if not isinstance(v, dict)}  # [reader.sim]...
     try:
         config = from_mapping(settings)
-        dealer_spec, rig_faults = split_faults(args.faults)
-        faults = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
         cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)
-        events = simulate(args.seed, decks=args.decks, shoes=args.shoes, cut_depth=cut_depth,
-                          faults=faults, gated=gated, cut_policy=args.cut_policy,
-                          rounds=args.rounds)  # fmt: skip
+        stream = rig_events(args.seed, args.faults, gated, decks=args.decks, shoes=args.shoes,
+                            cut_depth=cut_depth, cut_policy=args.cut_policy,
+                            rounds=args.rounds)  # fmt: skip
+        disconnects = unplugs(args.faults, gated)
     except ConfigError as exc:
         return fail(str(exc))
     except FaultSpecError as exc:
-        return fail(f"--faults: {exc}")
+        return fail(f"--faults: {exc}; the rig adds garbled")
     except ValueError as exc:
         return fail(str(exc))
-    if faults.get("disconnect", 0) > 0 and args.link is None:
+    if disconnects and args.link is None:
         return fail("the disconnect fault needs --link (the reader finds the port again there)")
     if args.station is None:
         print("station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "
               "resume, void, end_shoe) are skipped; start the shoe by hand at an ungated "
               "table", file=sys.stderr)  # fmt: skip
-    stream = with_garbled(events, rig_faults.get("garbled", 0.0), random.Random(args.seed))
 
     out = sys.stdout.buffer
 
