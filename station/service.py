@@ -158,6 +158,10 @@ class Station:
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         restart = await self.submit({"type": "restart"}, "station", "station")
         log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
+        if self.table.suspension is not None and self.suspended_since != restart.seq:
+            # Suspended before the restart: notices still queued then died with the old
+            # process, so say it again (the game server treats ids as idempotent).
+            self._signal("suspended", restart)
         if self.reader is not None:
             self._start_reader(self.reader)
         self.ready = True

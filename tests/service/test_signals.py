@@ -156,3 +156,17 @@ def test_stop_command_goes_to_the_shoe(tmp_path: Path) -> None:
         assert cards[0]["source"] == "reader" and cards[0]["verdict"]["error"] == "UNREADABLE_CARD"
     finally:
         pty.close()
+
+
+def test_a_suspension_is_announced_again_after_a_restart(tmp_path: Path) -> None:
+    with game_server() as (url, hooks):
+        config, tokens = with_signals(tmp_path, webhooks=(url,), webhook_backoff=0.01)
+        with serve(config, tokens) as live:
+            live.post({"type": "shoe"}, "dealer")
+            live.post({"type": "fault", "detail": "cable"})
+            hooks.wait(lambda: len(hooks.received) == 1)
+        with serve(config, tokens):
+            hooks.wait(lambda: len(hooks.received) == 2)
+    again = hooks.received[1]
+    assert again["type"] == "suspended" and again["code"] == "SCANNER_FAULT"
+    assert again["event"] == {"type": "restart"}
