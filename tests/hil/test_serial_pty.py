@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from drivers.framing import encode_frame, make_framer
 from drivers.pty_port import PtyPort
 from drivers.serial_reader import SerialReader
 from drivers.shoe_rig import rig_events
-from station.table import SCANNER_FAULT, Table
+from station.table import ERRORS, SCANNER_FAULT, Table
 from tests.readerkit import CollectingSink, running, wait_until
 
 
@@ -35,9 +35,10 @@ class TableSink(CollectingSink):
     """The station's part in miniature: every event, from the reader or from the dealer
     and supervisor, is judged by one `Table` in arrival order."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, on_suspend: Callable[[], object] | None = None) -> None:
         super().__init__()
         self.table = table
+        self.on_suspend = on_suspend  # what the service does: the shoe's card-stop command
         self.judged: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         self._lock = threading.Lock()
 
@@ -49,6 +50,8 @@ class TableSink(CollectingSink):
         with self._lock:
             verdict: dict[str, Any] = dict(self.table.apply(event))
             self.judged.append((source, event, verdict))
+            if verdict["error"] in ERRORS and self.on_suspend is not None:
+                self.on_suspend()
             return verdict
 
 
@@ -237,11 +240,11 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
         '[reader]\nurl = "/dev/baccarat-shoe"\nframing = "stx-etx"\ncodec = "suit-rank-4"\n'
         'no_read = "0000"\ncut_card = "9999"\n'
     )
-    table = Table()
-    sink = TableSink(table)
-    api = FakeStationApi(sink, stream)
     reader = SerialReader(config_for(link, framing="stx-etx", codec="suit-rank-4",
                                      no_read="0000", cut_card="9999"))  # fmt: skip
+    table = Table()
+    sink = TableSink(table, on_suspend=lambda: reader.send(b"\x13"))
+    api = FakeStationApi(sink, stream)
     command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link),
                "--pace", "0.002", "--unplug-for", "0.05", "--seed", str(SIM_ARGS["seed"]),
                "--rounds", str(SIM_ARGS["rounds"]), "--faults", SIM_FAULTS,
@@ -261,6 +264,7 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["event"] for r in rows] == stream
     assert {r["via"] for r in rows} == {"serial", "api", "unplug"}
+    assert any(r.get("shoe_received", "").startswith("13") for r in rows)  # the card stop
     judged = sink.judged[: len(stream)]
     # The rig's exit closes the pty: one more fault after the stream, nothing else.
     assert [e["type"] for _, e, _ in sink.judged[len(stream) :]] == ["fault"]
@@ -272,3 +276,47 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
             assert event["card"] == planned["card"], where
         assert verdict["error"] == planned.get("expect"), where
     assert any(v["result"] for _, _, v in judged), "no round was completed"
+
+
+def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -> None:
+    link = tmp_path / "shoe"
+    stream = list(rig_events(3, rounds=2, gated=False))
+    reader = SerialReader(config_for(link))
+    sink = CollectingSink()
+    command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link), "--pace",
+               "0", "--seed", "3", "--rounds", "2", "--ungated"]  # fmt: skip
+    rig = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until(link.is_symlink, what="the rig's pty link")
+        with running(reader, sink):
+            out, err = rig.communicate(timeout=60)
+            planned = [e for e in stream if e["actor"] == "reader"]
+            sink.wait_for(lambda s: len(s.events) > len(planned))  # and the exit's fault
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+    assert rig.returncode == 0
+    assert "no --station" in err.decode()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["via"] for r in rows] == ["serial" if e["actor"] == "reader" else "skipped"
+                                        for e in stream]  # fmt: skip
+    assert sink.cards() == [e["card"] for e in planned if e["type"] == "card"]
+    assert sink.types()[len(planned) :] == ["fault"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--faults", "disconnect=0.1"], "the disconnect fault needs --link"),
+        (["--faults", "garbled=2"], "the rate of garbled must be in 0..1"),
+        (["--faults", "bogus=1"], "unknown fault 'bogus'"),
+        (["--codec", "ean13"], "[reader] codec: unknown codec 'ean13'"),
+        (["--config", "/nonexistent.toml"], "cannot read --config /nonexistent.toml"),
+    ],
+)
+def test_sim_shoe_refuses_bad_arguments_before_making_a_pty(
+    arguments: list[str], message: str
+) -> None:
+    done = subprocess.run([sys.executable, "-m", "station.cli", "sim-shoe", *arguments],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and message in done.stderr, done.stderr
