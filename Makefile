@@ -9,7 +9,7 @@ install: $(STAMP)
 
 # System packages the station needs (none are required by the core yet; later readers add
 # theirs here). As root they are installed with apt-get; otherwise the command is printed.
-SYSTEM_PACKAGES ?= gnome-cards-data librsvg2-bin libzbar0
+SYSTEM_PACKAGES ?= gnome-cards-data librsvg2-bin libzbar0 chromium
 system-deps:
 	@if [ -n "$(SYSTEM_PACKAGES)" ]; then \
 	  missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from station.api import events, live, reads
+from station.api import events, history, live, odds, reads, web
 from station.service import Station
 from station.tokens import TokenStore
 
@@ -40,6 +40,8 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)
+    for router in (history.router, odds.router, web.router):  # the dashboard's
+        app.include_router(router)
     return app
 
 

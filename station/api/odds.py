@@ -1,0 +1,94 @@
+"""`GET /api/odds`: the live house edge of every bet for the round being bet on.
+
+Between rounds that is the next round, dealt from the cards left in the shoe. While a
+round is in progress its bets are closed, so the answer is the odds that round was bet
+at: the cards left plus the ones it has drawn so far. `advantage` lists the open bets
+whose edge is negative (the surveillance alert). Computed from the committed journal
+(`station.api.history.Follower`), with the traditional paytable (plus the
+no-commission banker bet), and cached per journal seq.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Query, Request
+from starlette.requests import HTTPConnection
+
+from station.api.auth import require_read, require_ready
+from station.api.history import follower_of
+from station.table import Table
+
+router = APIRouter()
+DEFAULT_PAYTABLE = "traditional"
+
+if TYPE_CHECKING:  # numpy is imported on first use, not when the app starts
+    from station.odds import Analyzer
+
+
+def round_composition(table: Table) -> tuple[dict[str, int], int] | None:
+    """The shoe the round being bet on is dealt from, and that round's number; None with
+    no shoe in play."""
+    if not table.in_play:
+        return None
+    composition = table.remaining()
+    rnd = table.round
+    if rnd is None:
+        return composition, table.rounds_opened + 1
+    for card, copies in Counter([*rnd.player, *rnd.banker]).items():
+        composition[card] = composition.get(card, 0) + copies
+    return composition, rnd.number
+
+
+def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
+    """One compiled analyzer per paytable name (compiling takes a moment; analysing, not)."""
+    from station.odds import Analyzer, seed_bets
+    from station.paytables import load
+
+    state = conn.app.state
+    cache: dict[str, Analyzer] | None = getattr(state, "odds_analyzers", None)
+    if cache is None:
+        cache = {}
+        state.odds_analyzers = cache
+    if paytable not in cache:
+        cache[paytable] = Analyzer(seed_bets(load(paytable)))
+    return cache[paytable]
+
+
+@router.get("/api/odds")
+async def get_odds(
+    request: Request,
+    paytable: str = Query(DEFAULT_PAYTABLE, pattern="^(traditional|no_commission)$",
+                          description="a shipped paytable"),
+) -> dict[str, Any]:  # fmt: skip
+    """Each bet's house edge (fraction of 1) for the round being bet on, and the bets
+    open in it whose edge is negative; `odds` is null with no shoe in play."""
+    require_ready(request)
+    require_read(request)
+    follower = follower_of(request)
+    seq = await follower.sync()
+    cache: dict[tuple[int, str], dict[str, Any]] = getattr(request.app.state, "odds_cache", {})
+    key = (seq, paytable)
+    if key in cache:
+        return cache[key]
+    table = follower.table
+    found = round_composition(table)
+    answer: dict[str, Any] = {
+        "seq": seq, "paytable": paytable, "odds": None,
+        "betting_closed": table.round is not None, "reason": None,
+    }  # fmt: skip
+    if found is None:
+        answer["reason"] = "no shoe in play"
+    else:
+        from station.odds import CompositionError
+
+        analyzer = await asyncio.to_thread(analyzer_of, request, paytable)
+        composition, number = found
+        try:
+            answer["odds"] = analyzer.live_edge(composition, number)
+        except CompositionError as exc:
+            answer["reason"] = str(exc)
+    request.app.state.odds_cache = {key: answer}  # only the latest seq is ever asked again
+    return answer

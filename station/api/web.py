@@ -1,0 +1,70 @@
+"""The supervisor dashboard: its page and files (`/`, `/web/...`), and the two small reads
+it needs to decide what to show: who a token is (`/api/whoami`) and the words for the
+error codes and the role each event needs (`/api/explanations`).
+
+Why served by the station: the dashboard must work at a table with no internet, so every
+file comes from `station/web/` in the package, nothing from a CDN. A strict
+Content-Security-Policy keeps anything else from running in the page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import FileResponse
+
+from station.api.auth import EVENT_ROLE, identify, station_of
+from station.table import EXPLANATIONS
+from station.tokens import RANK
+
+router = APIRouter()
+WEB = Path(__file__).resolve().parent.parent / "web"
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
+         ".ico": "image/x-icon"}  # fmt: skip
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; "
+       "form-action 'self'")  # fmt: skip
+HEADERS = {"Cache-Control": "no-cache", "Content-Security-Policy": CSP,
+           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}  # fmt: skip
+
+
+def _file(path: Path) -> FileResponse:
+    return FileResponse(path, media_type=TYPES[path.suffix], headers=HEADERS)
+
+
+@router.get("/", include_in_schema=False)
+async def index() -> FileResponse:
+    return _file(WEB / "index.html")
+
+
+@router.get("/web/{name:path}", include_in_schema=False)
+async def web_file(name: str) -> FileResponse:
+    """A file of the dashboard; only files under `station/web/` of known types."""
+    path = (WEB / name).resolve()
+    if not path.is_relative_to(WEB) or path.suffix not in TYPES or not path.is_file():
+        raise HTTPException(404, f"no dashboard file {name!r}")
+    return _file(path)
+
+
+@router.get("/api/whoami")
+async def whoami(request: Request) -> dict[str, Any]:
+    """The token's name and role (401 for an unknown token); without a token, whether
+    reads are public. The dashboard's login checks a token with this."""
+    who = identify(request)
+    config = station_of(request).config
+    role = who.role if who else None
+    # A rig token on a station without allow_rig is refused every action: show it none.
+    acts_as = "viewer" if role == "rig" and not config.api.allow_rig else role
+    return {"name": who.name if who else None, "role": role, "acts_as": acts_as,
+            "public_read": config.api.public_read, "table": config.table.id}  # fmt: skip
+
+
+@router.get("/api/explanations")
+async def explanations() -> dict[str, Any]:
+    """The words for every error code, the role each event type needs, and the roles in
+    order: the page shows only what a role may do, by the station's own rules."""
+    return {"errors": EXPLANATIONS, "event_roles": EVENT_ROLE,
+            "roles": sorted(RANK, key=RANK.__getitem__)}  # fmt: skip
