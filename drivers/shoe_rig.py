@@ -138,21 +138,32 @@ class ShoeEncoder:
         return frame[:middle] + b"\xff" + frame[middle:]
 
 
-def post_event(station: str, token: str, event: Event, timeout: float = 10.0) -> Any:
-    """POST one event to the station's `/api/events` and return its verdict."""
+def post_event(station: str, token: str, event: Event, patience: float = 30.0) -> Any:
+    """POST one event to the station's `/api/events` and return its verdict.
+
+    A station that is still starting (connection refused, or 503 until its journal is
+    replayed) is retried for `patience` seconds; any other refusal stops the rig.
+    """
     request = urllib.request.Request(
         station.rstrip("/") + "/api/events", data=orjson.dumps(event), method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
     )  # fmt: skip
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return orjson.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")[:500]
-        raise RigError(f"the station refused {event['type']} ({exc.code}): {detail}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise RigError(f"cannot reach the station at {station}: {reason}") from None
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return orjson.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")[:500]
+            if exc.code != 503 or time.monotonic() > deadline:
+                raise RigError(
+                    f"the station refused {event['type']} ({exc.code}): {detail}"
+                ) from None
+        except (urllib.error.URLError, OSError) as exc:
+            if time.monotonic() > deadline:
+                reason = getattr(exc, "reason", exc)
+                raise RigError(f"cannot reach the station at {station}: {reason}") from None
+        time.sleep(0.2)
 
 
 @dataclass
@@ -172,6 +183,7 @@ class Rig:
     def play(self, events: Iterator[Event]) -> int:
         """Play every event; the number played (sent on the line or to the station)."""
         played = 0
+        self._wait_reader()  # a shoe with no reader on the line would play to nobody
         for seq, event in enumerate(events, start=1):
             row: dict[str, Any] = {"seq": seq, "event": event}
             if event.get("actor") == "reader" and event["type"] == "fault":

@@ -9,6 +9,8 @@ cable); the port coming back is a new pty behind the same symlink. The rules cor
 from __future__ import annotations
 
 import json
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -320,3 +322,85 @@ def test_sim_shoe_refuses_bad_arguments_before_making_a_pty(
     done = subprocess.run([sys.executable, "-m", "station.cli", "sim-shoe", *arguments],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_sim_shoe_against_the_real_station(tmp_path: Path) -> None:
+    """The whole loop with nothing faked: `station run` reads the pty with the serial
+    driver, `station sim-shoe` plays the shoe and posts the dealer's and supervisor's
+    events to its API; the journal holds, in order, the verdicts the dealer expects, and
+    the station's card-stop command reaches the shoe."""
+    pytest.importorskip("uvicorn", reason="the API's dependencies are not installed")
+    seed, rounds = SIM_ARGS["seed"], 4
+    stream = list(rig_events(seed, SIM_FAULTS, rounds=rounds))
+    assert {"garbled", "disconnect"} <= {e.get("fault") for e in stream}
+    link = tmp_path / "shoe"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "station.toml"
+    config.write_text(f"""
+[reader]
+url = "{link}"
+framing = "stx-etx"
+codec = "index52"
+no_read = "NR"
+cut_card = "CUT"
+reconnect_min = 0.02
+reconnect_max = 0.2
+[journal]
+path = "{tmp_path / "journal.db"}"
+[api]
+bind = "127.0.0.1:{port}"
+demo_tokens = true
+[signals]
+stop_command = "hex:13"
+""")
+    rig_command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link),
+                   "--pace", "0.05", "--unplug-for", "0.1", "--seed", str(seed), "--rounds",
+                   str(rounds), "--faults", SIM_FAULTS, "--config", str(config),
+                   "--station", f"http://127.0.0.1:{port}"]  # fmt: skip
+    rig = None
+    station = subprocess.Popen(
+        [sys.executable, "-m", "station.cli", "run", "--config", str(config),
+         "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert station.stdout is not None
+        token = ""
+        for line in station.stdout:
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "supervisor":
+                token = parts[1]
+                break
+        assert token, "station run printed no supervisor token"
+        rig = subprocess.Popen([*rig_command, "--token", token], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)  # fmt: skip
+        out, err = rig.communicate(timeout=180)
+        assert rig.returncode == 0, err.decode()
+    finally:
+        for proc in (rig, station):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert any(r.get("shoe_received", "").startswith("13") for r in rows)  # the card stop
+    export = subprocess.run([sys.executable, "-m", "station.cli", "journal", "export",
+                             "--config", str(config)], capture_output=True, text=True,
+                            timeout=60)  # fmt: skip
+    journal = [json.loads(line) for line in export.stdout.splitlines()]
+    first_shoe = next(i for i, e in enumerate(journal) if e["type"] == "shoe")
+    # Before the rig made its pty the reader could not open the port: faults with no shoe
+    # in play, accepted and changing nothing.
+    assert {(e["type"], e["verdict"]["ok"]) for e in journal[:first_shoe]} <= {
+        ("restart", True), ("fault", True),
+    }  # fmt: skip
+    journal = journal[first_shoe:]
+    assert len(journal) >= len(stream), export.stderr
+    for planned, row in zip(stream, journal, strict=False):
+        where = f"{planned} -> {row}"
+        assert row["type"] == planned["type"], where
+        if planned["type"] == "card" and planned["actor"] == "reader":
+            assert row["card"] == planned["card"], where
+        assert row["verdict"]["error"] == planned.get("expect"), where
+    # After the stream: the fault of the rig closing its pty, at most.
+    assert [e["type"] for e in journal[len(stream) :]] in ([], ["fault"])
