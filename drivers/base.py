@@ -19,13 +19,14 @@ class ReaderSink(Protocol):
 
     def event(self, event: dict[str, Any]) -> None:
         """A table event in the replay format: `card` (with `card` a code or None), `cut` or
-        `fault` (with `detail`). Extra keys are kept in the journal: `raw` (the bytes as
-        received, hex), `detail`, `frame`, `confidence`."""
+        `fault` (with `detail`). Extra keys are kept in the journal: `actor` ("reader"),
+        `raw` (the bytes as received, hex), `detail` (why a card is unreadable, what failed),
+        and for a camera `frame` and `confidence`."""
         ...
 
     def notice(self, message: str, **details: Any) -> None:
         """Something the journal must say that is not a table event: port opened,
-        reconnecting in 2 s, reconnected, an over-long line cut..."""
+        reconnecting in 2 s, reconnected, the rest of an over-long line (`raw`, hex)..."""
         ...
 
 
