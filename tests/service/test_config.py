@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from drivers.config import ReaderConfig
+from drivers.sim_reader import SimSettings
 from station.config import ConfigError, StationConfig, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +36,11 @@ def test_shipped_configs_load() -> None:
     assert demo.api.public_read and demo.api.demo_tokens
     assert str(demo.journal.path).startswith("var/")
     example = load(ROOT / "config" / "example.toml")
+    # the annotated example shows every default, so it loads as the defaults
     assert example == StationConfig(reader=example.reader, source=example.source)
+    assert example.reader is not None
+    assert dataclasses.replace(example.reader, options={}) == ReaderConfig()
+    assert SimSettings.from_mapping(example.reader.options["sim"]) == SimSettings()
 
 
 def test_values_are_read(tmp_path: Path) -> None:
