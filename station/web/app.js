@@ -112,9 +112,10 @@ async function act(button) {
   button.disabled = true;
   try {
     const verdict = await post(event);
-    const what = ACTIONS[type].done + (event.card ? ` with ${label(event.card)}` : "");
-    say(verdict.ok ? `${what}: done (row ${verdict.seq}).`
-                   : `${what}: refused: ${explain(verdict.error)} (row ${verdict.seq}).`, !verdict.ok);
+    const row = ui.rowBySeq.get(verdict.seq);  // the journal's row says who did it
+    if (row) showAction(row);
+    else say(`${ACTIONS[type].done}${event.card ? ` ${label(event.card)}` : ""} by ${ui.me.name}`
+             + `${verdict.ok ? "" : ` → ${verdict.error}: ${explain(verdict.error)}`} (row ${verdict.seq})`, !verdict.ok);
     if (event.card) { $("pick-rank").value = ""; $("pick-suit").value = ""; }
   } catch (err) {
     say(`${ACTIONS[type].done}: ${err.message}`, true);
@@ -131,7 +132,7 @@ function say(text, bad = false) {
 }
 
 function explain(code) {
-  return code ? `${ui.rules.errors[code] || code} (${code})` : "ok";
+  return code ? ui.rules.errors[code] || code : "ok";
 }
 
 // -- the live table --------------------------------------------------------------------
@@ -146,13 +147,15 @@ function onHello(message, resumed) {
 function onRow(row) {
   addRow(row);
   const type = row.event.type;
-  if (row.event.type !== "notice" && row.source !== "reader" && type !== "restart" && type !== "card") {
-    const verdict = row.verdict && !row.verdict.ok ? ` → ${row.verdict.error}` : "";
-    $("last-action").classList.toggle("error", Boolean(verdict));
-    $("last-action").textContent =
-      `${clock(row.ts)} ${ACTIONS[type] ? ACTIONS[type].done : type}${row.event.card ? ` ${label(row.event.card)}` : ""}`
-      + ` by ${row.actor}${verdict} (row ${row.seq})`;
-  }
+  if (type in ACTIONS) showAction(row);
+}
+
+/** The last dealer or supervisor action, with who did it (from the journal row). */
+function showAction(row) {
+  const v = row.verdict;
+  const refused = v && !v.ok ? ` → ${v.error}: ${explain(v.error)}` : "";
+  say(`${clock(row.ts)} ${ACTIONS[row.event.type].done}${row.event.card ? ` ${label(row.event.card)}` : ""}`
+      + ` by ${row.actor}${refused} (row ${row.seq})`, Boolean(refused));
 }
 
 function onState(state) {
@@ -455,6 +458,13 @@ async function start() {
 }
 
 async function main() {
+  $("login").addEventListener("submit", login);
+  $("logout").addEventListener("click", logout);
+  for (const b of document.querySelectorAll("button.act")) b.addEventListener("click", () => act(b));
+  for (const id of ["pick-rank", "pick-suit"]) $(id).addEventListener("change", render);
+  $("j-errors").addEventListener("change", drawJournal);
+  $("j-actor").addEventListener("change", drawJournal);
+  $("j-download").addEventListener("click", download);
   ui.rules = await api("/api/explanations");
   try {
     await whoami();
@@ -463,13 +473,7 @@ async function main() {
     await whoami();
     $("login-error").textContent = err.status === 401 ? "Your token is no longer valid: log in again." : err.message;
   }
-  $("login").addEventListener("submit", login);
-  $("logout").addEventListener("click", logout);
-  for (const b of document.querySelectorAll("button.act")) b.addEventListener("click", () => act(b));
-  for (const id of ["pick-rank", "pick-suit"]) $(id).addEventListener("change", render);
-  $("j-errors").addEventListener("change", drawJournal);
-  $("j-actor").addEventListener("change", drawJournal);
-  $("j-download").addEventListener("click", download);
+  $("login-button").disabled = false;
   await start();
 }
 
