@@ -1,0 +1,128 @@
+"""The dashboard's endpoints over a real uvicorn server: the page and its files, whoami,
+explanations, history and roads from the committed journal, the export, the odds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from station.api.auth import EVENT_ROLE
+from station.odds import Analyzer, seed_bets
+from station.paytables import load
+from station.roads import scoreboards
+from station.table import EXPLANATIONS, Table
+from tests.service.kit import Running, make_config, serve
+
+BURN = [{"type": "card", "card": c} for c in ("2H", "KS", "QD")]
+ROUND = [{"type": "close_bets"}] + [{"type": "card", "card": c} for c in ("9S", "2D", "KH", "5C")]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Running]:
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    with serve(config, tokens) as running:
+        yield running
+
+
+def get(live: Running, path: str, role: str | None = "viewer") -> httpx.Response:
+    return httpx.get(f"{live.url}{path}", headers=live.headers(role) if role else {})
+
+
+def deal(live: Running, events: list[dict[str, object]]) -> None:
+    for e in events:
+        live.post(e, "rig").raise_for_status()
+
+
+def test_the_page_and_its_files_are_served_locally(live: Running) -> None:
+    page = get(live, "/", None)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    html = page.text
+    assert "http://" not in html and "https://" not in html  # nothing from a CDN
+    for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css"),
+                       ("roads.js", "text/javascript"), ("favicon.svg", "image/svg+xml")):
+        r = get(live, f"/web/{name}", None)
+        assert r.status_code == 200 and r.headers["content-type"].startswith(kind), name
+        assert "https://" not in r.text, name
+    for bad in ("../api/web.py", "..%2F..%2Fstation%2Ftable.py", "nope.js", "index.txt"):
+        assert get(live, f"/web/{bad}", None).status_code == 404, bad
+
+
+def test_whoami_and_explanations(live: Running) -> None:
+    assert get(live, "/api/whoami", "supervisor").json() == {
+        "name": "test-supervisor", "role": "supervisor", "acts_as": "supervisor",
+        "public_read": False, "table": "t-test"}  # fmt: skip
+    anonymous = get(live, "/api/whoami", None).json()
+    assert anonymous["name"] is None and anonymous["public_read"] is False
+    r = httpx.get(f"{live.url}/api/whoami", headers={"Authorization": "Bearer wrong"})
+    assert r.status_code == 401
+    words = get(live, "/api/explanations", None).json()
+    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLE
+    assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+
+
+def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
+    config, tokens = make_config(tmp_path)
+    with serve(config, tokens) as running:
+        me = get(running, "/api/whoami", "rig").json()
+        assert me["role"] == "rig" and me["acts_as"] == "viewer"
+
+
+def test_history_follows_the_committed_journal(live: Running) -> None:
+    assert get(live, "/api/history", None).status_code == 401
+    empty = get(live, "/api/history").json()
+    assert empty["rounds"] == [] and empty["shoe"] == 0 and empty["roads"]["bead_plate"] == []
+    deal(live, [{"type": "shoe"}, *BURN, *ROUND, {"type": "close_bets"},
+                {"type": "card", "card": None}, {"type": "void"}])  # fmt: skip
+    hist = get(live, "/api/history").json()
+    assert hist["seq"] == live.station.snapshot.seq
+    assert hist["shoe"] == 1 and hist["in_play"] is True and hist["voided"] == [2]
+    [r1] = hist["rounds"]
+    assert (r1["player"], r1["banker"], r1["winner"]) == (["9S", "KH"], ["2D", "5C"], "player")
+    assert hist["roads"] == scoreboards(hist["rounds"])
+    deal(live, [{"type": "end_shoe"}, {"type": "shoe"}])
+    fresh = get(live, "/api/history").json()
+    assert fresh["shoe"] == 2 and fresh["rounds"] == [] and fresh["voided"] == []
+
+
+def test_export_is_the_journal_export(live: Running) -> None:
+    deal(live, [{"type": "shoe"}, *BURN, {"type": "card", "card": "??", "raw": "x"}])
+    r = get(live, "/api/export")
+    assert r.status_code == 200
+    assert r.headers["content-disposition"].startswith('attachment; filename="t-test-journal-')
+    ours = [orjson.loads(line) for line in r.content.splitlines()]
+    # what `station journal export` writes: the event, its journal row and its verdict
+    rows = get(live, "/api/journal?limit=1000").json()["events"]
+    expected = [
+        {**row["event"], "journal": {k: row[k] for k in ("seq", "ts", "source", "actor")},
+         "verdict": {k: v for k, v in row["verdict"].items() if k != "seq"}}
+        for row in rows if row["event"]["type"] != "notice"
+    ]  # fmt: skip
+    assert ours == expected
+    later = get(live, f"/api/export?after={rows[-2]['seq']}").content.splitlines()
+    assert len(later) == 1 and orjson.loads(later[0])["verdict"]["error"] == "UNREADABLE_CARD"
+    assert get(live, "/api/export", None).status_code == 401
+
+
+def test_odds_between_rounds_and_during_a_round(live: Running) -> None:
+    assert get(live, "/api/odds").json()["odds"] is None
+    deal(live, [{"type": "shoe"}, *BURN, *ROUND])
+    analyzer = Analyzer(seed_bets(load("traditional")))
+    table = Table()
+    for e in [{"type": "shoe"}, *BURN, *ROUND]:
+        table.apply(e)
+    between = get(live, "/api/odds").json()
+    assert between["betting_closed"] is False
+    assert between["odds"] == analyzer.live_edge(table.remaining(), 2)
+    deal(live, [{"type": "close_bets"}, {"type": "card", "card": "AS"}])
+    during = get(live, "/api/odds").json()
+    # betting is closed: the odds round 2 was bet at, from the shoe before its first card
+    assert during["betting_closed"] is True
+    assert during["odds"] == between["odds"]
+    assert get(live, "/api/odds?paytable=nope").status_code == 422
+    no_commission = get(live, "/api/odds?paytable=no_commission").json()
+    assert no_commission["paytable"] == "no_commission" and no_commission["odds"]["next_round"] == 2
