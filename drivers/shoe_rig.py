@@ -40,15 +40,16 @@ class RigError(RuntimeError):
     """The rig cannot go on (the station refused an event, or cannot be reached)."""
 
 
-def split_faults(spec: str | None) -> tuple[str | None, dict[str, float]]:
-    """`--faults` into the dealer's part (for `parse_faults`) and the rig's own rates.
+def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
+    """`--faults`: the dealer's faults (as `station simulate` reads them) and the rig's own,
+    in one mapping of rates. `all=RATE` applies to both. Raises ValueError (a
+    `FaultSpecError` for the dealer's part) saying what is wrong."""
+    from drivers.simulated import parse_faults
 
-    `all=RATE` applies to both. Raises ValueError for a bad rig rate.
-    """
     if spec is None:
-        return None, {}
+        return {}
     dealer: list[str] = []
-    rig: dict[str, float] = {}
+    rates: dict[str, float] = {}
     for part in spec.split(","):
         name, _, value = (s.strip() for s in part.partition("="))
         if name in RIG_FAULTS or name == "all":
@@ -60,10 +61,12 @@ def split_faults(spec: str | None) -> tuple[str | None, dict[str, float]]:
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"the rate of {name} must be in 0..1, got {value!r}")
             for fault in RIG_FAULTS if name == "all" else (name,):
-                rig[fault] = rate
+                rates[fault] = rate
         if name not in RIG_FAULTS:
             dealer.append(part)
-    return (",".join(dealer) if dealer else None), rig
+    if dealer:
+        rates.update(parse_faults(",".join(dealer), gated))
+    return rates
 
 
 def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> Iterator[Event]:
@@ -87,25 +90,19 @@ def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> It
 
 
 def rig_events(
-    seed: int, faults: str | None = None, gated: bool = True, **simulate_options: Any
+    seed: int,
+    faults: Mapping[str, float] | None = None,
+    gated: bool = True,
+    **simulate_options: Any,
 ) -> Iterator[Event]:
     """The stream the rig plays: `station simulate`'s for these arguments, with the rig's
-    own faults applied. Raises ValueError (or `FaultSpecError`) for bad arguments."""
-    from drivers.simulated import parse_faults, simulate
+    own faults (`parse_rig_faults`) applied."""
+    from drivers.simulated import simulate
 
-    dealer_spec, rig_faults = split_faults(faults)
-    rates = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
+    rates = dict(faults or {})
+    garbled = rates.pop("garbled", 0.0)
     events = simulate(seed, faults=rates, gated=gated, **simulate_options)
-    return with_garbled(events, rig_faults.get("garbled", 0.0), random.Random(seed))
-
-
-def unplugs(faults: str | None, gated: bool = True) -> bool:
-    """Whether this `--faults` spec can pull the reader's cable (the `disconnect` fault)."""
-    from drivers.simulated import parse_faults
-
-    dealer_spec, _ = split_faults(faults)
-    rates = parse_faults(dealer_spec, gated) if dealer_spec is not None else {}
-    return rates.get("disconnect", 0.0) > 0
+    return with_garbled(events, garbled, random.Random(seed))
 
 
 class ShoeEncoder:

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from drivers.config import ConfigError, from_mapping
     from drivers.pty_port import PtyPort
     from drivers.shoe import DEFAULT_CUT_DEPTH, parse_cut_depth
-    from drivers.shoe_rig import Rig, RigError, ShoeEncoder, rig_events, unplugs
+    from drivers.shoe_rig import Rig, RigError, ShoeEncoder, parse_rig_faults, rig_events
     from drivers.simulated import FaultSpecError
 
     def fail(message: str, status: int = EXIT_USAGE) -> int:
@@ -99,17 +99,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = from_mapping(settings)
         cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)
-        stream = rig_events(args.seed, args.faults, gated, decks=args.decks, shoes=args.shoes,
+        faults = parse_rig_faults(args.faults, gated)
+        stream = rig_events(args.seed, faults, gated, decks=args.decks, shoes=args.shoes,
                             cut_depth=cut_depth, cut_policy=args.cut_policy,
                             rounds=args.rounds)  # fmt: skip
-        disconnects = unplugs(args.faults, gated)
     except ConfigError as exc:
         return fail(str(exc))
     except FaultSpecError as exc:
         return fail(f"--faults: {exc}; the rig adds garbled")
     except ValueError as exc:
         return fail(str(exc))
-    if disconnects and args.link is None:
+    if faults.get("disconnect", 0.0) > 0 and args.link is None:
         return fail("the disconnect fault needs --link (the reader finds the port again there)")
     if args.station is None:
         print("station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "

@@ -28,7 +28,7 @@ from drivers.decoding import FrameDecoder
 from drivers.framing import encode_frame, make_framer
 from drivers.pty_port import PtyPort
 from drivers.serial_reader import SerialReader
-from drivers.shoe_rig import rig_events
+from drivers.shoe_rig import parse_rig_faults, rig_events
 from station.table import ERRORS, SCANNER_FAULT, Table
 from tests.readerkit import CollectingSink, running, wait_until
 
@@ -234,7 +234,9 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
     """`station sim-shoe` (a subprocess) plays a faulty shoe into a pty, the serial driver
     reads it, dealer and supervisor events come through the HTTP API: every event gets the
     verdict the simulated dealer expects (`expect`), unplugs and garbled frames included."""
-    stream = list(rig_events(SIM_ARGS["seed"], SIM_FAULTS, rounds=SIM_ARGS["rounds"]))
+    stream = list(
+        rig_events(SIM_ARGS["seed"], parse_rig_faults(SIM_FAULTS), rounds=SIM_ARGS["rounds"])
+    )
     injected = {e.get("fault") for e in stream}
     assert {"garbled", "disconnect", "unreadable"} <= injected, "pick a seed that has them"
     link = tmp_path / "shoe"
@@ -331,7 +333,7 @@ def test_sim_shoe_against_the_real_station(tmp_path: Path) -> None:
     the station's card-stop command reaches the shoe."""
     pytest.importorskip("uvicorn", reason="the API's dependencies are not installed")
     seed, rounds = SIM_ARGS["seed"], 4
-    stream = list(rig_events(seed, SIM_FAULTS, rounds=rounds))
+    stream = list(rig_events(seed, parse_rig_faults(SIM_FAULTS), rounds=rounds))
     assert {"garbled", "disconnect"} <= {e.get("fault") for e in stream}
     link = tmp_path / "shoe"
     with socket.socket() as probe:
