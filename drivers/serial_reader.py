@@ -70,7 +70,8 @@ class SerialReader:
                 now = time.monotonic()
                 at_max = delay >= config.reconnect_max
                 if not at_max or now - last_retry_notice >= RETRY_NOTICE_EVERY:
-                    last_retry_notice = now if at_max else last_retry_notice
+                    if at_max:
+                        last_retry_notice = now
                     sink.notice(f"reader port {config.url} not open; retrying in {delay:g} s",
                                 url=config.url, error=str(exc), retry_in=delay)  # fmt: skip
                 stop.wait(delay)
@@ -79,9 +80,8 @@ class SerialReader:
             delay = config.reconnect_min
             last_retry_notice = -RETRY_NOTICE_EVERY
             self._set_port(port)
-            if ever_open:
+            if ever_open and down_since is not None:  # back after a loss
                 self.reconnects += 1
-            if down_since is not None and ever_open:
                 downtime = round(time.monotonic() - down_since, 3)
                 sink.notice(f"reader reconnected on {config.url} after {downtime:g} s",
                             url=config.url, downtime=downtime)  # fmt: skip
@@ -103,6 +103,7 @@ class SerialReader:
                         url=config.url, retry_in=delay)  # fmt: skip
             self._detail = f"lost: {error}; reconnecting"
             stop.wait(delay)
+            delay = min(delay * 2, config.reconnect_max)
         self._detail = "stopped"
 
     def status(self) -> dict[str, Any]:
