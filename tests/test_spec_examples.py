@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from station.table import Table
-from tests.spec import examples, matches
+from tests.spec import ROOT, examples, examples_file, matches
 
 EXAMPLES = examples()
 
@@ -53,3 +53,12 @@ def test_all_examples_through_the_replay_command() -> None:
         assert len(got) == len(example["verdicts"]), example["name"]
         for expected, row in zip(example["verdicts"], got, strict=True):
             assert matches(expected, row), f"{example['name']}: {expected} != {row}"
+
+
+def test_the_vendored_copy_is_the_spec_when_the_spec_is_here() -> None:
+    """tests/data holds a copy for clones without shared/; it must not drift from the spec."""
+    here = examples_file()
+    vendored = ROOT / "tests" / "data" / "spec-examples.jsonl"
+    if here == vendored:
+        pytest.skip("shared/spec is not beside this checkout; only the copy is available")
+    assert here.read_bytes() == vendored.read_bytes(), "refresh tests/data/spec-examples.jsonl"
