@@ -93,7 +93,7 @@ def test_unit_has_what_the_station_needs() -> None:
     expected = {
         "Type": ["notify"], "NotifyAccess": ["main"], "Restart": ["on-failure"],
         "StateDirectory": ["baccarat-station"], "SupplementaryGroups": ["dialout"],
-        "ProtectSystem": ["strict"], "NoNewPrivileges": ["yes"], "DynamicUser": ["yes"],
+        "ProtectSystem": ["strict"], "NoNewPrivileges": ["yes"], "User": ["baccarat"],
         "WorkingDirectory": ["/var/lib/baccarat-station"],
     }  # fmt: skip
     for key, values in expected.items():
@@ -112,7 +112,7 @@ def test_unit_starts_a_real_station_command() -> None:
     assert argv[0] == INSTALLED_STATION
     if argv[1] not in COMMANDS:
         pytest.skip(f"`station {argv[1]}` is not registered in station/cli.py yet")
-    args = build_parser().parse_args(argv[1:])
+    args = build_parser(argv[1]).parse_args(argv[1:])  # only that command's module
     assert str(args.config) == "/etc/baccarat-station/station.toml"
 
 
