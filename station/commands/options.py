@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from station.table import CUT_POLICIES, Table
 
@@ -21,19 +22,56 @@ def positive_int(text: str) -> int:
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """--decks, --ungated, --cut-policy: how the table is set up (spec: `station replay`)."""
+    """--config, --decks, --ungated, --cut-policy: how the table is set up.
+
+    A flag given on the command line wins; otherwise the `[table]` section of --config;
+    otherwise the spec's defaults (8 decks, gated, one_more). Call `resolve_table_options`
+    before using them.
+    """
     parser.add_argument(
-        "--decks", type=positive_int, default=8, help="52-card decks in the shoe (default 8)"
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="take [table] decks, gated and cut_policy from the station's TOML config",
     )
     parser.add_argument(
-        "--ungated", action="store_true", help="cards may be dealt without close_bets (gating off)"
+        "--decks", type=positive_int, default=None, help="52-card decks in the shoe (default 8)"
+    )
+    parser.add_argument(
+        "--ungated",
+        action="store_const",
+        const=True,
+        default=None,
+        help="cards may be dealt without close_bets (gating off)",
     )
     parser.add_argument(
         "--cut-policy",
         choices=CUT_POLICIES,
-        default="one_more",
+        default=None,
         help="what the cut card does mid-round (default one_more)",
     )
+
+
+def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
+    """Fill the table options not given on the command line from --config, then from the
+    defaults. False (after saying why on stderr) when the config cannot be used."""
+    decks, gated, cut_policy = 8, True, "one_more"
+    if args.config is not None:
+        from station.config import ConfigError, load
+
+        try:
+            table = load(args.config).table
+        except ConfigError as exc:
+            print(f"station {prog}: {exc}", file=sys.stderr)
+            return False
+        decks, gated, cut_policy = table.decks, table.gated, table.cut_policy
+    if args.decks is None:
+        args.decks = decks
+    if args.ungated is None:
+        args.ungated = not gated
+    if args.cut_policy is None:
+        args.cut_policy = cut_policy
+    return True
 
 
 def table_from_args(args: argparse.Namespace) -> Table:

@@ -12,7 +12,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from station.commands.odds import add_paytable_option
-from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, table_from_args
+from station.commands.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_table_options,
+    resolve_table_options,
+    table_from_args,
+)
 
 if TYPE_CHECKING:
     from station.odds import Analyzer
@@ -48,6 +54,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from station.replay import replay
 
+    if not resolve_table_options(args, "replay"):
+        return EXIT_USAGE
     table = table_from_args(args)
     extension = None
     if args.odds:

@@ -11,7 +11,13 @@ import os
 import sys
 from typing import Any
 
-from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, positive_int
+from station.commands.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_table_options,
+    positive_int,
+    resolve_table_options,
+)
 
 BATCH = 4096  # events per write: one syscall per batch keeps 100k-event streams fast
 
@@ -70,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from drivers.shoe import DEFAULT_CUT_DEPTH
     from drivers.simulated import FaultSpecError, parse_faults, simulate
 
+    if not resolve_table_options(args, "simulate"):
+        return EXIT_USAGE
     gated = not args.ungated
     try:
         faults = parse_faults(args.faults, gated) if args.faults is not None else {}
