@@ -192,7 +192,7 @@ function renderBanner(st) {
   const row = ui.rowBySeq.get(susp.since_seq);
   const when = row ? ` at ${clock(row.ts)}` : "";
   const card = susp.card ? ` · card: ${label(susp.card)}`
-    : susp.code === "UNREADABLE_CARD" ? " · card: unreadable (enter it below as read by eye)" : "";
+    : susp.code === "UNREADABLE_CARD" ? ` · card: unreadable${may("resume") ? " (enter it below as read by eye)" : ""}` : "";
   $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}`;
   fill($("banner-later"), susp.later.map((l) =>
     h("li", { text: `then ${l.code}${l.card ? ` (${label(l.card)})` : ""}: ${ui.rules.errors[l.code] || ""}` })));
