@@ -56,3 +56,4 @@ def create_reader(config: ReaderConfig) -> CardReader:
 
 register("serial", "drivers.serial_reader:SerialReader")
 register("sim", "drivers.sim_reader:SimReader")
+register("camera", "drivers.camera:CameraReader")

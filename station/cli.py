@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
-COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token", "sim_shoe")
+COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token", "sim_shoe", "calibrate",
+            "scan")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

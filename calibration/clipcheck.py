@@ -1,0 +1,107 @@
+"""Find or check the region of interest and the passage thresholds on a short clip.
+
+The level that separates card stock from felt is Otsu's over the clip; the detector
+is then run with it, and the region of interest suggested is where the cards came to
+rest (with a margin). The report says how many passages were seen, so a clip of N
+cards that shows another count means the thresholds need a look.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from drivers.recognition import Image, Reading
+from drivers.recognition.cardfind import brightness, find_card
+from drivers.recognition.passage import THUMB_WIDTH, PassageDetector, PassageSettings
+from drivers.recognition.source import crop, frames, open_source
+
+
+class _Locator:
+    """A recogniser that reads nothing but remembers where the card lay."""
+
+    name = "locator"
+
+    def __init__(self) -> None:
+        self.boxes: list[tuple[int, int, int, int]] = []
+
+    def read(self, image: Image) -> Reading:
+        quad = find_card(image)
+        if quad is not None:
+            x, y, w, h = cv2.boundingRect(quad.astype(np.int32))
+            self.boxes.append((x, y, w, h))
+        return Reading("AS", 1.0)
+
+
+@dataclass
+class ClipCheck:
+    frames: int
+    frame_size: tuple[int, int]
+    settings: PassageSettings
+    passages: int
+    roi: tuple[int, int, int, int] | None
+    motion_floor: float
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        s = self.settings
+        out = [f"{self.frames} frames of {self.frame_size[0]}x{self.frame_size[1]}: "
+               f"{self.passages} card passages",
+               f"level = {s.level}   (darkest-channel level of card stock, Otsu over the clip)",
+               f"presence = {s.presence}   motion = {s.motion}   (motion when nothing moves: "
+               f"{self.motion_floor:.4f})"]  # fmt: skip
+        if self.roi is not None:
+            out.append(f"roi = {list(self.roi)}   (where the cards came to rest, with a margin)")
+        out.extend(f"note: {n}" for n in self.notes)
+        return out
+
+
+def check(source: str, roi: tuple[int, int, int, int] | None = None,
+          settings: PassageSettings | None = None, limit: int = 3000) -> ClipCheck:
+    capture = open_source(source)
+    try:
+        clip = [crop(f, roi) for _, f in zip(range(limit), frames(capture), strict=False)]
+    finally:
+        capture.release()
+    if not clip:
+        raise ValueError(f"{source}: no frames")
+    h, w = clip[0].shape[:2]
+    size = (THUMB_WIDTH, max(8, round(THUMB_WIDTH * h / w)))
+    thumbs = np.concatenate([brightness(cv2.resize(f, size, interpolation=cv2.INTER_AREA))
+                             for f in clip])  # fmt: skip
+    level, _ = cv2.threshold(thumbs, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    base = settings or PassageSettings()
+    tuned = dataclasses.replace(base, level=int(level))
+    locator = _Locator()
+    detector = PassageDetector(locator, tuned)
+    passages, floor = 0, []
+    for i, f in enumerate(clip):
+        if detector.feed(f, i) is not None:
+            passages += 1
+        m = detector.last_measure
+        if m.coverage < tuned.presence / 2 and i > 0:
+            floor.append(m.moving)
+    notes = []
+    motion_floor = float(np.percentile(floor, 95)) if floor else 0.0
+    if motion_floor > tuned.motion / 2:
+        notes.append("the empty view flickers close to the motion threshold: raise `change` "
+                     "or `motion`, or steady the light")  # fmt: skip
+    if level < 60:
+        notes.append("little contrast between the cards and the felt: more light, or a "
+                     "darker cloth under the camera")  # fmt: skip
+    suggestion = None
+    if locator.boxes:
+        boxes = np.array(locator.boxes)
+        x0, y0 = boxes[:, 0].min(), boxes[:, 1].min()
+        x1, y1 = (boxes[:, 0] + boxes[:, 2]).max(), (boxes[:, 1] + boxes[:, 3]).max()
+        mx, my = (x1 - x0) // 6, (y1 - y0) // 6
+        ox, oy = (roi[0], roi[1]) if roi else (0, 0)
+        left, top = max(int(x0 - mx), 0), max(int(y0 - my), 0)
+        right, bottom = min(int(x1 + mx), w), min(int(y1 + my), h)
+        suggestion = (ox + left, oy + top, right - left, bottom - top)
+    else:
+        notes.append("no card came to rest in view: check the camera and the clip")
+    return ClipCheck(len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes)

@@ -1,0 +1,89 @@
+"""Where frames come from: `cv2.VideoCapture` on a device index (`0`), a video file, an
+image sequence (`frames/%04d.png`) or a stream URL (`rtsp://...`, `http://...`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+
+from drivers.recognition import Image
+
+
+class SourceError(ValueError):
+    """A source that cannot be opened; the message says what was tried."""
+
+
+def kind(spec: str) -> str:
+    """`device`, `stream`, `sequence` or `file`: how `spec` is opened (and whether its end
+    is the end: a file or a sequence ends, a device or a stream that stops has failed)."""
+    if spec.isdigit():
+        return "device"
+    if "://" in spec:
+        return "stream"
+    if "%" in spec:
+        return "sequence"
+    return "file"
+
+
+def open_source(spec: str) -> cv2.VideoCapture:
+    """An opened capture for `spec` (see `kind`); SourceError if it cannot be opened."""
+    how = kind(spec)
+    if how == "file" and not Path(spec).is_file():
+        raise SourceError(f"no video file {spec} (give a file, a device index such as 0, an "
+                          "image pattern such as frames/%04d.png, or a stream URL)")
+    if how == "device":
+        capture = cv2.VideoCapture(int(spec))
+    elif how == "sequence":
+        capture = cv2.VideoCapture(spec, cv2.CAP_IMAGES)
+    else:
+        capture = cv2.VideoCapture(spec)
+    if not capture.isOpened():
+        capture.release()
+        raise SourceError(f"OpenCV cannot open the {how} {spec}")
+    return capture
+
+
+def frames(capture: cv2.VideoCapture) -> Iterator[Image]:
+    """Frames until the source ends or fails."""
+    while True:
+        ok, frame = capture.read()
+        if not ok or frame is None:
+            return
+        yield frame
+
+
+def parse_roi(value: object, where: str) -> tuple[int, int, int, int] | None:
+    """`[x, y, width, height]` in pixels, `"x,y,w,h"`, or empty/None for the whole frame."""
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        parts: list[object] = [p.strip() for p in value.split(",")]
+        try:
+            parts = [int(str(p)) for p in parts]
+        except ValueError:
+            parts = []
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        parts = []
+    if len(parts) != 4 or not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
+        raise SourceError(f"{where}: expected [x, y, width, height] in pixels, got {value!r}")
+    x, y, w, h = (int(str(p)) for p in parts)
+    if x < 0 or y < 0 or w < 16 or h < 16:
+        raise SourceError(f"{where}: x and y must be >= 0 and the size at least 16 x 16, "
+                          f"got {value!r}")  # fmt: skip
+    return (x, y, w, h)
+
+
+def crop(frame: Image, roi: tuple[int, int, int, int] | None) -> Image:
+    """The region of interest of `frame` (a view, no copy); SourceError if it is outside."""
+    if roi is None:
+        return frame
+    x, y, w, h = roi
+    fh, fw = frame.shape[:2]
+    if x + w > fw or y + h > fh:
+        raise SourceError(f"the region of interest {list(roi)} does not fit in a {fw}x{fh} "
+                          "frame; check `roi` with `station calibrate clip`")  # fmt: skip
+    return frame[y:y + h, x:x + w]

@@ -1,0 +1,86 @@
+"""`station calibrate camera|report|clip`: set up and check the camera reader."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from station.commands.options import EXIT_USAGE
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("calibrate", help="calibrate the camera reader",
+                       description="Build the rank-suit model from reference photos, measure "
+                                   "it on labelled photos, check the ROI and thresholds on a "
+                                   "clip.")  # fmt: skip
+    jobs = p.add_subparsers(dest="job", required=True, metavar="JOB")
+    cam = jobs.add_parser("camera", help="build a model from one photo of each card",
+                          description="One photo per card of the table's deck, named by card "
+                                      "code (AS.png, TD.png, ...).")  # fmt: skip
+    cam.add_argument("--reference", required=True, metavar="DIR")
+    cam.add_argument("--out", required=True, metavar="MODEL", help="the model file (.npz)")
+    cam.add_argument("--min-confidence", type=float, default=None,
+                     help="the model's threshold (default 0.5)")  # fmt: skip
+    rep = jobs.add_parser("report", help="accuracy and confusion on labelled photos")
+    rep.add_argument("--model", required=True)
+    rep.add_argument("--labelled", required=True, metavar="DIR",
+                     help="photos named by card code (AS.png, AS-2.png, ...)")  # fmt: skip
+    rep.add_argument("--min-confidence", type=float, default=None)
+    clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
+    clip.add_argument("--source", required=True, help="a video file, image pattern, device")
+    clip.add_argument("--roi", default=None, metavar="X,Y,W,H")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.references import PhotoError
+    from drivers.recognition.ranksuit import ModelError
+    from drivers.recognition.source import SourceError
+
+    try:
+        if args.job == "camera":
+            return _camera(args)
+        if args.job == "report":
+            return _report(args)
+        return _clip(args)
+    except (PhotoError, ModelError, SourceError, ValueError) as exc:
+        print(f"station calibrate {args.job}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _camera(args: argparse.Namespace) -> int:
+    from calibration.references import reference_set
+    from drivers.recognition.ranksuit import RankSuitModel
+
+    photos = reference_set(args.reference)
+    model = RankSuitModel.build(photos, reference=str(args.reference))
+    model = model.with_threshold(args.min_confidence)
+    self_check = [c for c in model.cards if model.read(photos[c]).card != c]
+    model.save(args.out)
+    print(f"{args.out}: {len(model.cards)} cards, straightened to "
+          f"{model.card_size[0]}x{model.card_size[1]}, min_confidence {model.min_confidence:g}")
+    if self_check:
+        print(f"warning: the model does not read its own photo of {' '.join(self_check)}: "
+              "retake those photos (the whole card, sharp, evenly lit)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from calibration.report import evaluate
+    from drivers.recognition.ranksuit import RankSuitModel
+
+    model = RankSuitModel.load(args.model).with_threshold(args.min_confidence)
+    report = evaluate(model, args.labelled)
+    print("\n".join(report.lines()))
+    return 1 if report.wrong else 0
+
+
+def _clip(args: argparse.Namespace) -> int:
+    from calibration.clipcheck import check
+    from drivers.recognition.source import parse_roi
+
+    result = check(args.source, parse_roi(args.roi, "--roi"))
+    print("\n".join(result.lines()))
+    return 0
