@@ -338,7 +338,7 @@ async function loadOdds() {
   $("odds-note").textContent = o ? `${answer.paytable} paytable · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
   const alert = $("odds-alert");
   alert.hidden = !(o && o.advantage.length);
-  alert.textContent = o && o.advantage.length ? `ADVANTAGE: the player has the edge on ${o.advantage.join(", ")}` : "";
+  alert.textContent = o && o.advantage.length ? `ADVANTAGE: the player has the edge on ${o.advantage.map((b) => b.replaceAll("_", " ")).join(", ")}` : "";
   const rows = o ? Object.entries(o.house_edge).map(([bet, edge]) => h("tr", {
     class: [o.advantage.includes(bet) && "advantage", o.closed.includes(bet) && "closed"].filter(Boolean).join(" ") || null },
     h("th", { scope: "row", text: bet.replaceAll("_", " ") + (o.closed.includes(bet) ? " (closed)" : "") }),

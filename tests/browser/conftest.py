@@ -1,6 +1,7 @@
 """Chromium (Debian's, driven by Playwright) against a real station on 127.0.0.1.
 
-The browser is launched once per session (a second or two); each test gets a fresh
+The browser is launched once per test module (a second or two; module scope, so that
+Playwright's event loop is gone before other tests call `asyncio.run`); each test gets a fresh
 station (its own journal) and a fresh browser context (its own sessionStorage).
 Playwright's own browser download does not work here, so the tests need
 `/usr/bin/chromium` (`make install` installs it); without it they fail and say so,
@@ -26,7 +27,7 @@ ARGS = [
 TIMEOUT_MS = 10_000
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists():
         if os.environ.get("STATION_SKIP_BROWSER") == "1":
@@ -36,7 +37,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
     yield browser

@@ -4,12 +4,14 @@ the roads, history and odds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, expect
 
+from station.cards import ALL_CARDS
 from station.table import EXPLANATIONS
 from tests.browser.pit import (
     BURN,
@@ -27,7 +29,7 @@ from tests.browser.pit import (
     start_round,
     texts,
 )
-from tests.service.kit import Running, make_config
+from tests.service.kit import Running, make_config, serve
 
 
 def test_login_and_a_round_card_by_card(page: Page, station: Running) -> None:
@@ -232,3 +234,31 @@ def test_roads_history_and_odds_of_a_dealt_shoe(page: Page, station: Running) ->
     expect(page.locator("#odds-body tr")).to_have_count(len(odds["house_edge"]))
     banker = page.locator("#odds-body tr", has_text="banker no commission")
     expect(banker).to_contain_text(f"{odds['house_edge']['banker_no_commission'] * 100:.3f} %")
+
+
+def test_the_odds_panel_highlights_a_player_advantage(page: Page, tmp_path: Path) -> None:
+    """A one-deck shoe dealt down to four ranks: a pair is then likely enough that the
+    pair bets favour the player, and the panel says so."""
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    config = dataclasses.replace(config, table=dataclasses.replace(config.table, decks=1))
+    kept = {"6", "7", "8", "9"}
+    out = [c for c in ALL_CARDS if c[0] not in kept]
+    rest = [c for c in ALL_CARDS if c[0] in kept]
+    with serve(config, tokens) as live:
+        send(live, {"type": "shoe"})
+        send(live, {"type": "card", "card": out.pop(out.index("AS"))})  # burns one card
+        while out or live.station.snapshot.round is not None:
+            if live.station.snapshot.due == "close_bets":
+                send(live, {"type": "close_bets"})
+            verdict = send(live, {"type": "card", "card": (out or rest).pop(0)})
+            assert verdict["ok"], verdict
+        odds = httpx.get(f"{live.url}/api/odds", headers=live.headers("viewer")).json()["odds"]
+        assert "player_pair" in odds["advantage"]
+        login(page, live, "viewer")
+        alert = page.locator("#odds-alert")
+        expect(alert).to_be_visible()
+        expect(alert).to_contain_text("ADVANTAGE")
+        expect(alert).to_contain_text("the player has the edge on ")
+        expect(alert).to_contain_text("player pair")
+        expect(page.locator("#odds-body tr.advantage", has_text="player pair")).to_have_count(1)
+        expect(page.locator("#odds-body tr.advantage")).to_have_count(len(odds["advantage"]))
