@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from station.commands.options import EXIT_OK, EXIT_USAGE, add_table_options, positive_int
+from station.commands.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_table_options,
+    positive_int,
+    resolve_table_options,
+)
 
 EXIT_FAILED = 1
 
@@ -55,10 +61,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--faults", default=None, metavar="SPEC",
                    help="NAME=RATE[,...] or all=RATE: the faults of `station simulate`, plus "
                         "garbled (a card's frame corrupted on the line)")  # fmt: skip
+    # --config (from add_table_options) also gives the [reader] table: how the shoe talks.
     reader = p.add_argument_group("how the shoe's reader talks (default: the [reader] table "
                                   "of --config, else the station's defaults)")  # fmt: skip
-    reader.add_argument("--config", type=Path, default=None, metavar="FILE",
-                        help="read the [reader] table of this station config (TOML)")  # fmt: skip
     for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
         reader.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None)
     api = p.add_argument_group("the station's API, for dealer and supervisor events")
@@ -83,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"station sim-shoe: {message}", file=sys.stderr)
         return status
 
+    if not resolve_table_options(args, "sim-shoe"):
+        return EXIT_USAGE
     gated = not args.ungated
     settings: dict[str, Any] = {}
     if args.config is not None:

@@ -315,7 +315,7 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
         (["--faults", "garbled=2"], "the rate of garbled must be in 0..1"),
         (["--faults", "bogus=1"], "unknown fault 'bogus'"),
         (["--codec", "ean13"], "[reader] codec: unknown codec 'ean13'"),
-        (["--config", "/nonexistent.toml"], "cannot read --config /nonexistent.toml"),
+        (["--config", "/nonexistent.toml"], "cannot read the config /nonexistent.toml"),
     ],
 )
 def test_sim_shoe_refuses_bad_arguments_before_making_a_pty(
