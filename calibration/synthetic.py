@@ -103,6 +103,8 @@ class Scene:
     fps: float = 30.0
     #: Card width at rest, in pixels, before perspective.
     card_width: int = 120
+    #: Empty frames before the first card.
+    lead_frames: int = 5
     slide_frames: int = 6
     rest_frames: int = 8
     gap_frames: int = 3
@@ -216,7 +218,7 @@ def film(scene: Scene, deck: dict[str, Image], cards: Sequence[str],
         write(image)
         n += 1
 
-    for _ in range(s.gap_frames + 2):
+    for _ in range(s.lead_frames):
         emit(camera.frame(None))
     for code in cards:
         card = deck[code]

@@ -156,7 +156,7 @@ class CameraReader:
                     self._fault(sink, f"cannot open the camera: {exc}")
                 self._detail = f"{exc}; retrying in {delay:g} s"
                 sink.notice(f"camera {s.source} not open; retrying in {delay:g} s",
-                            source=s.source, error=str(exc), retry_in=delay)  # fmt: skip
+                            camera=s.source, error=str(exc), retry_in=delay)  # fmt: skip
                 stop.wait(delay)
                 delay = min(delay * 2, self.config.reconnect_max)
                 continue
@@ -164,7 +164,7 @@ class CameraReader:
             self._connected = True
             self._detail = f"reading {s.source} ({s.recogniser})"
             sink.notice(f"camera {s.source} open ({s.recogniser}, roi {s.roi or 'whole frame'})",
-                        source=s.source, recogniser=s.recogniser)  # fmt: skip
+                        camera=s.source, recogniser=s.recogniser)  # fmt: skip
             try:
                 error = self._read(capture, scanner, sink, stop)
             finally:

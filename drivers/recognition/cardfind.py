@@ -21,6 +21,8 @@ Quad = npt.NDArray[Any]
 
 #: A card must cover at least this share of the picture to be looked for.
 MIN_CARD_AREA = 0.01
+#: Card stock is at least this bright in its darkest channel (0-255), even in poor light.
+MIN_STOCK = 90
 
 
 def brightness(image: Image) -> Image:
@@ -44,8 +46,13 @@ def card_mask(image: Image, level: int | None = None) -> tuple[Image, int]:
 
 def find_card(image: Image, level: int | None = None) -> Quad | None:
     """The corners of the largest card-like shape, ordered (see `order_corners`); None
-    if there is none."""
+    if there is none (nothing bright, or too small)."""
     mask, _ = card_mask(image, level)
+    if level is None:  # Otsu splits anything in two: is the bright part card stock?
+        bright = brightness(image)
+        stock = bright[mask > 0]
+        if stock.size == 0 or float(stock.mean()) < MIN_STOCK:
+            return None
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:

@@ -31,13 +31,13 @@ class PassageSettings:
     """The detector's thresholds (found or checked by `station calibrate clip`)."""
 
     #: Darkest-channel level above which a pixel is card stock (0-255).
-    level: int = 150
+    level: int = 110
     #: Share of the region covered by card stock for a card to be there.
-    presence: float = 0.06
+    presence: float = 0.03
     #: Share of thumbnail pixels that changed by more than `change` for the view to move.
     motion: float = 0.004
     change: int = 24
-    stable_frames: int = 2
+    stable_frames: int = 1
     read_frames: int = 3
     gone_frames: int = 2
     #: Share of the region's edge the card may touch and still count as wholly in view.

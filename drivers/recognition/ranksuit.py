@@ -33,7 +33,7 @@ MODEL_FORMAT = "baccarat-station/rank-suit/1"
 #: Straightened card width in pixels (the height follows the deck's aspect ratio).
 CARD_WIDTH = 160
 #: The index corner as fractions of the card: left, top, right, bottom.
-CORNER = (0.0, 0.0, 0.26, 0.30)
+CORNER = (0.0, 0.0, 0.26, 0.38)
 #: Pixels of shift allowed between a template and the corner it is compared with.
 SHIFT = 4
 #: The whole card is also compared, small: its pips and pictures tell suits apart when

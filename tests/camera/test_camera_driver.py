@@ -1,0 +1,148 @@
+"""The `camera` driver: config, events with `frame` and `confidence`, the end of a clip,
+a camera that cannot be opened."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import cv2
+import pytest
+
+from calibration.synthetic import film, make_clip, shuffled
+from drivers import create_reader
+from drivers.camera import CameraReader
+from drivers.config import ConfigError, from_mapping
+from station.cards import make_codec
+from tests.camera.kit import TEST_SCENE, model_file, needs_designs
+from tests.camera.printing import coded_deck
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.notices: list[tuple[str, dict[str, Any]]] = []
+
+    def event(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def notice(self, message: str, **details: Any) -> None:
+        self.notices.append((message, details))
+
+
+def drive(reader: Any, until: str, timeout: float = 60.0) -> Sink:
+    """Run `reader` in a thread until a notice containing `until`, then stop it."""
+    sink, stop = Sink(), threading.Event()
+    thread = threading.Thread(target=reader.run, args=(sink, stop), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not any(until in m for m, _ in sink.notices):
+        assert time.monotonic() < deadline, sink.notices
+        time.sleep(0.02)
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    return sink
+
+
+def camera(**settings: Any) -> dict[str, Any]:
+    return {"driver": "camera", "camera": settings}
+
+
+def test_a_clip_is_read_card_by_card(tmp_path: Path) -> None:
+    needs_designs()
+    cards = shuffled(11, 8)
+    clip, truth = make_clip("simplistic", cards, TEST_SCENE)
+    reader = create_reader(from_mapping(camera(source=str(clip),
+                                               model=str(model_file("simplistic")))))
+    assert isinstance(reader, CameraReader)
+    sink = drive(reader, "ended")
+    assert [e["card"] for e in sink.events] == cards
+    assert all(e["type"] == "card" and 0 < e["confidence"] <= 1 for e in sink.events)
+    assert [t.rest <= e["frame"] < t.leave for e, t in zip(sink.events, truth,
+                                                            strict=True)] == [True] * 8
+    status = reader.status()
+    assert status["driver"] == "camera" and status["passages"] == 8
+    assert status["frames"] == truth[-1].gone + TEST_SCENE.gap_frames
+    assert "ended after" in status["detail"] and not status["connected"]
+    assert reader.send(b"\x13") is False  # a camera has no card stop
+
+
+def test_barcodes_go_through_the_reader_codec(tmp_path: Path) -> None:
+    needs_designs()
+    codec = make_codec("suit-rank-4")
+    cards = shuffled(12, 5)
+    path = tmp_path / "coded.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), TEST_SCENE.fps,
+                             (TEST_SCENE.width, TEST_SCENE.height))  # fmt: skip
+    film(TEST_SCENE, coded_deck("anglo", codec, 195), cards, writer.write)  # type: ignore[arg-type]
+    writer.release()
+    config = from_mapping({"driver": "camera", "codec": "suit-rank-4",
+                           "camera": {"source": str(path), "recogniser": "barcode"}})
+    sink = drive(create_reader(config), "ended")
+    assert [e["card"] for e in sink.events] == cards
+    assert [e["raw"] for e in sink.events] == [codec.encode(c) for c in cards]
+
+
+def test_an_image_sequence_is_a_source(tmp_path: Path) -> None:
+    needs_designs()
+    cards = shuffled(13, 3)
+    clip, _ = make_clip("anglo", cards, TEST_SCENE)
+    capture = cv2.VideoCapture(str(clip))
+    n = 0
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        cv2.imwrite(str(tmp_path / f"f{n:04d}.png"), frame)
+        n += 1
+    reader = create_reader(from_mapping(camera(source=str(tmp_path / "f%04d.png"),
+                                               model=str(model_file("anglo")))))
+    assert [e["card"] for e in drive(reader, "ended").events] == cards
+
+
+def test_a_camera_that_cannot_be_opened_is_a_fault_then_retried(tmp_path: Path) -> None:
+    needs_designs()
+    config = from_mapping({"driver": "camera", "reconnect_min": 0.05,
+                           "camera": {"source": "rtsp://127.0.0.1:9/none",
+                                      "model": str(model_file("anglo"))}})  # fmt: skip
+    sink = drive(create_reader(config), "retrying in 0.1 s")
+    assert len(sink.events) == 1  # one fault, however many retries
+    fault = sink.events[0]
+    assert fault["type"] == "fault" and "cannot open the camera" in fault["detail"]
+
+
+def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
+    needs_designs()
+    clip, _ = make_clip("anglo", shuffled(1, 1), TEST_SCENE)
+    config = from_mapping(camera(source=str(clip), model=str(model_file("anglo")),
+                                 roi=[400, 0, 200, 200]))
+    reader = create_reader(config)
+    sink, stop = Sink(), threading.Event()
+    thread = threading.Thread(target=reader.run, args=(sink, stop), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not sink.events:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    stop.set()
+    thread.join(10)
+    assert sink.events[0]["type"] == "fault"
+    assert "does not fit in a 480x360 frame" in sink.events[0]["detail"]
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"model": "m.npz"}, r"\[reader.camera\] source: required"),
+    ({"source": "x.avi"}, r"\[reader.camera\] model: required for the rank-suit"),
+    ({"source": "x.avi", "recogniser": "ocr"}, r"'ocr' is not allowed; choose one of rank-suit"),
+    ({"source": "x.avi", "zoom": 2}, r"\[reader.camera\] zoom: unknown key"),
+    ({"source": "x.avi", "roi": [1, 2, 3]}, r"roi: expected \[x, y, width, height\]"),
+    ({"source": "x.avi", "stable_frames": 1.5}, "stable_frames: expected a whole number"),
+    ({"source": "x.avi", "presence": -1}, "presence: expected a number of at least 0"),
+    ({"source": "x.avi", "model": "/nonexistent.npz"}, r"model: no model file /nonexistent"),
+])
+def test_settings_are_checked(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_reader(from_mapping(camera(**settings)))
