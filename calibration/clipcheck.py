@@ -14,25 +14,29 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from drivers.recognition import Image, Reading
-from drivers.recognition.cardfind import brightness, find_card
+from drivers.recognition import Image, Reading, Recogniser
+from drivers.recognition.cardfind import Quad, aspect, brightness, find_card, straighten
 from drivers.recognition.passage import THUMB_WIDTH, PassageDetector, PassageSettings
 from drivers.recognition.source import crop, frames, open_source
 
 
 class _Locator:
-    """A recogniser that reads nothing but remembers where the card lay."""
+    """A recogniser that reads nothing but remembers where the card lay (and, if asked,
+    the first card it saw, for a snapshot)."""
 
     name = "locator"
 
     def __init__(self) -> None:
         self.boxes: list[tuple[int, int, int, int]] = []
+        self.first: tuple[Image, Quad] | None = None
 
     def read(self, image: Image) -> Reading:
         quad = find_card(image)
         if quad is not None:
             x, y, w, h = cv2.boundingRect(quad.astype(np.int32))
             self.boxes.append((x, y, w, h))
+            if self.first is None:
+                self.first = (image.copy(), quad)
         return Reading("AS", 1.0)
 
 
@@ -45,6 +49,8 @@ class ClipCheck:
     roi: tuple[int, int, int, int] | None
     motion_floor: float
     notes: list[str] = field(default_factory=list)
+    #: The first card that came to rest and its outline (in the checked region).
+    first: tuple[Image, Quad] | None = None
 
     def lines(self) -> list[str]:
         s = self.settings
@@ -78,12 +84,15 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
     locator = _Locator()
     detector = PassageDetector(locator, tuned)
     passages, floor = 0, []
+    empty_before = False
     for i, f in enumerate(clip):
         if detector.feed(f, i) is not None:
             passages += 1
         m = detector.last_measure
-        if m.coverage < tuned.presence / 2 and i > 0:
+        empty = m.coverage < 0.001  # no card stock at all in view
+        if empty and empty_before:
             floor.append(m.moving)
+        empty_before = empty
     notes = []
     motion_floor = float(np.percentile(floor, 95)) if floor else 0.0
     if motion_floor > tuned.motion / 2:
@@ -104,4 +113,33 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
         suggestion = (ox + left, oy + top, right - left, bottom - top)
     else:
         notes.append("no card came to rest in view: check the camera and the clip")
-    return ClipCheck(len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes)
+    return ClipCheck(len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes,
+                     locator.first)  # fmt: skip
+
+
+def snapshot(result: ClipCheck, recogniser: Recogniser | None = None) -> Image:
+    """What the camera sees: the first card at rest with its outline, the suggested
+    region of interest, the card straightened, and what the recogniser made of it."""
+    if result.first is None:
+        raise ValueError("no card came to rest in the clip: nothing to show")
+    frame, quad = result.first
+    view = frame.copy()
+    if result.roi is not None:
+        x, y, w, h = result.roi
+        cv2.rectangle(view, (x, y), (x + w, y + h), (0, 215, 255), 2)
+        cv2.putText(view, "roi", (x + 4, y + 18), cv2.FONT_HERSHEY_SIMPLEX, 0.55,
+                    (0, 215, 255), 1, cv2.LINE_AA)  # fmt: skip
+    cv2.polylines(view, [quad.astype(np.int32)], True, (255, 120, 0), 2, cv2.LINE_AA)
+    cv2.circle(view, tuple(int(v) for v in quad[0]), 5, (0, 0, 255), -1)
+    height = view.shape[0]
+    card_w = round(height * 0.45 / aspect(quad))
+    straight = straighten(frame, quad, (card_w, round(height * 0.45)))
+    panel = np.full((height, card_w + 20, 3), 30, np.uint8)
+    panel[10:10 + straight.shape[0], 10:10 + card_w] = straight
+    label = "straightened"
+    if recogniser is not None:
+        reading = recogniser.read(frame)
+        label = f"{reading.card or 'unreadable'} {reading.confidence:.2f}"
+    cv2.putText(panel, label, (10, straight.shape[0] + 35), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
+                (255, 255, 255), 1, cv2.LINE_AA)  # fmt: skip
+    return np.hstack([view, panel])

@@ -30,6 +30,10 @@ def add_parser(sub: Any) -> None:
     clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
     clip.add_argument("--source", required=True, help="a video file, image pattern, device")
     clip.add_argument("--roi", default=None, metavar="X,Y,W,H")
+    clip.add_argument("--snapshot", default=None, metavar="PNG",
+                      help="save what the camera sees: the first card at rest, its outline, "
+                           "the suggested ROI and the card straightened")  # fmt: skip
+    clip.add_argument("--model", default=None, help="also read the snapshot's card with it")
     p.set_defaults(func=run)
 
 
@@ -83,4 +87,14 @@ def _clip(args: argparse.Namespace) -> int:
 
     result = check(args.source, parse_roi(args.roi, "--roi"))
     print("\n".join(result.lines()))
+    if args.snapshot:
+        import cv2
+
+        from calibration.clipcheck import snapshot
+        from drivers.recognition.ranksuit import RankSuitModel
+
+        model = RankSuitModel.load(args.model) if args.model else None
+        if not cv2.imwrite(args.snapshot, snapshot(result, model)):
+            raise ValueError(f"cannot write the snapshot {args.snapshot} (use a .png name)")
+        print(f"snapshot: {args.snapshot}")
     return 0

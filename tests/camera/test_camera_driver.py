@@ -146,3 +146,22 @@ def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
 def test_settings_are_checked(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         create_reader(from_mapping(camera(**settings)))
+
+
+def test_the_example_config_shows_every_camera_key() -> None:
+    """The commented [reader.camera] block of config/example.toml, uncommented, is valid
+    and names every setting with its default."""
+    import dataclasses
+    import tomllib
+
+    from drivers.camera import CameraSettings
+    from drivers.recognition.passage import PassageSettings
+
+    text = (Path(__file__).resolve().parents[2] / "config" / "example.toml").read_text()
+    block = text.split("# [reader.camera]\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line[2:] for line in block.splitlines() if not line.startswith("# #")]
+    values = tomllib.loads("\n".join(lines))
+    settings = CameraSettings.from_mapping(values)
+    assert settings.passage == PassageSettings()
+    own = {f.name for f in dataclasses.fields(CameraSettings)} - {"passage"}
+    assert set(values) == own | {f.name for f in dataclasses.fields(PassageSettings)}

@@ -75,6 +75,21 @@ def test_calibrate_clip_finds_the_region_and_the_level(capsys: pytest.CaptureFix
     assert 60 < level < 220
 
 
+def test_calibrate_clip_saves_what_the_camera_sees(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import cv2
+
+    clip, _ = make_clip("anglo", shuffled(21, 6), TEST_SCENE)
+    shot = tmp_path / "view.png"
+    assert main(["calibrate", "clip", "--source", str(clip), "--snapshot", str(shot),
+                 "--model", str(model_file("anglo"))]) == 0  # fmt: skip
+    assert f"snapshot: {shot}" in capsys.readouterr().out
+    image = cv2.imread(str(shot))
+    assert image is not None and image.shape[0] == TEST_SCENE.height
+    assert image.shape[1] > TEST_SCENE.width  # the frame, and the straightened card beside it
+
+
 def test_scan_prints_one_json_line_per_card(capsys: pytest.CaptureFixture[str]) -> None:
     cards = shuffled(22, 6)
     clip, truth = make_clip("paris", cards, TEST_SCENE)
