@@ -146,10 +146,13 @@ class RankSuitModel:
         found: list[_Candidate] = []
         for corner, face in _views(card):
             windows = _windows(corner, th, tw)
-            near = windows[_around(int(np.argmax(windows @ mean_corner)),
+            near = windows[_around(int(np.argmax(np.einsum("ij,j->i", windows, mean_corner))),
                                    corner.shape[1] - tw + 1)]  # fmt: skip
             faces = _windows(face, fh, fw)
-            c_scores, f_scores = near @ corner_bank, faces @ face_bank
+            # einsum, not @: BLAS would spread these small products over threads that
+            # spin on a busy machine and cost more than they save.
+            c_scores = np.einsum("ij,jk->ik", near, corner_bank)
+            f_scores = np.einsum("ij,jk->ik", faces, face_bank)
             c_at, f_at = c_scores.argmax(axis=0), f_scores.argmax(axis=0)
             score = (CORNER_WEIGHT * c_scores.max(axis=0)
                      + (1 - CORNER_WEIGHT) * f_scores.max(axis=0))  # fmt: skip
