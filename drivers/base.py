@@ -24,7 +24,7 @@ class ReaderSink(Protocol):
         and for a camera `frame` and `confidence`."""
         ...
 
-    def notice(self, message: str, **details: Any) -> None:
+    def notice(self, message: str, /, **details: Any) -> None:
         """Something the journal must say that is not a table event: port opened,
         reconnecting in 2 s, reconnected, the rest of an over-long line (`raw`, hex)..."""
         ...

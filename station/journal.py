@@ -119,9 +119,13 @@ class Pending:
         return "notice" if self.verdict is None else "event"
 
 
-def notice(source: str, actor: str, message: str, **details: Any) -> Pending:
-    """A notice row to append (not a table event)."""
-    return Pending(source, actor, {"type": "notice", "message": message, **details})
+def notice(source: str, actor: str, message: str, /, **details: Any) -> Pending:
+    """A notice row to append (not a table event). Any detail may be given, even one named
+    like the notice's own keys: `type` and `message` are kept as `detail_type`, ..."""
+    event: dict[str, Any] = {"type": "notice", "message": message}
+    for key, value in details.items():
+        event[f"detail_{key}" if key in ("type", "message") else key] = value
+    return Pending(source, actor, event)
 
 
 def table_settings(table_id: str, table: Table) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class ReaderBridge:
         self.posted += 1
         self._call(self._station.reader_event, self._name, dict(event))
 
-    def notice(self, message: str, **details: Any) -> None:
+    def notice(self, message: str, /, **details: Any) -> None:
         self.posted += 1
         item = _Item(notice("reader", self._name, message, **details), bridged=True)
         self._call(self._station.put, item)

@@ -26,7 +26,7 @@ class CollectingSink:
             self.log.append(("event", event))
             self._changed.notify_all()
 
-    def notice(self, message: str, **details: Any) -> None:
+    def notice(self, message: str, /, **details: Any) -> None:
         with self._changed:
             self.notices.append((message, details))
             self.log.append(("notice", message))

@@ -28,7 +28,7 @@ class Sink:
     def event(self, event: dict[str, Any]) -> None:
         self.events.append(event)
 
-    def notice(self, message: str, **details: Any) -> None:
+    def notice(self, message: str, /, **details: Any) -> None:
         self.notices.append((message, details))
 
 

@@ -203,3 +203,14 @@ def test_one_writer_per_journal(tmp_path: Path) -> None:
     first.close()
     second.start("t1", Table())  # the lock went with the first writer
     second.close()
+
+
+def test_a_notice_may_carry_any_detail_even_one_named_like_its_own_keys(tmp_path: Path) -> None:
+    """A driver's details are its own business: `source`, `actor`, `type` or `message`
+    must neither crash the journal nor overwrite what the row says it is."""
+    with Journal(tmp_path / "j.db") as journal:
+        details = {"source": "/dev/video0", "actor": "x", "type": "y", "message": "z"}
+        (row,) = journal.append([notice("reader", "camera", "opened", **details)])
+    assert row.kind == "notice" and row.source == "reader" and row.actor == "camera"
+    assert row.event == {"type": "notice", "message": "opened", "source": "/dev/video0",
+                         "actor": "x", "detail_type": "y", "detail_message": "z"}  # fmt: skip

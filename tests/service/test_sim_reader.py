@@ -43,7 +43,7 @@ class TableSink:
             self.since = len(self.log)
         self.snap = take(self.table, len(self.log), "t", self.since)
 
-    def notice(self, message: str, **details: Any) -> None:
+    def notice(self, message: str, /, **details: Any) -> None:
         pass
 
     def view(self) -> TableSnapshot:
