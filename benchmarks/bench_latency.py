@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from websockets.asyncio.client import connect
 from drivers.pty_port import PtyPort
 from drivers.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.tokens import new_token, token_hash
+from tests.netkit import free_port
 
 CARDS = 2000
 WARMUP = 100
@@ -36,17 +36,11 @@ TS = "%Y-%m-%dT%H:%M:%S.%fZ"
 STAGES: list[float] = []
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def measure(cards: int = CARDS) -> list[float]:
     """Seconds from each frame's last byte to its row arriving over the WebSocket."""
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
-        port, token = _free_port(), new_token()
+        port, token = free_port(), new_token()
         link = tmp / "shoe"
         config = tmp / "station.toml"
         config.write_text(f"""

@@ -107,13 +107,6 @@ def serve_on(config: StationConfig, tokens: dict[str, str], port: int) -> Iterat
         sock.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def texts(locator: Locator) -> list[str]:
     return [t.strip() for t in locator.all_inner_texts()]
 

@@ -20,7 +20,6 @@ from tests.browser.pit import (
     cards_in,
     confirm,
     deal_rounds,
-    free_port,
     journal_rows,
     login,
     of_type,
@@ -29,6 +28,7 @@ from tests.browser.pit import (
     start_round,
     texts,
 )
+from tests.netkit import free_port
 from tests.service.kit import Running, make_config, serve
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from calibration.synthetic import make_clip, shuffled
 from station.journal import Journal
 from station.tokens import new_token, token_hash
 from tests.camera.kit import TEST_SCENE, model_file
+from tests.netkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,9 +26,7 @@ def test_station_run_reads_a_video_file(tmp_path: Path) -> None:
     cards = shuffled(31, 8)
     # 1.5 s of empty felt first, played at the clip's own pace: time to open a shoe.
     clip, _truth = make_clip("anglo", cards, replace(TEST_SCENE, lead_frames=45))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     token = new_token()
     config = tmp_path / "station.toml"
     config.write_text(f"""

@@ -28,17 +28,10 @@ from station.journal import Journal, read_rows
 from station.snapshot import take
 from station.table import Table
 from station.tokens import new_token, token_hash
+from tests.netkit import free_port
 
 KILLS = 20
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Rig:

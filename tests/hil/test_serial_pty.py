@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from drivers.pty_port import PtyPort
 from drivers.serial_reader import SerialReader
 from drivers.shoe_rig import parse_rig_faults, rig_events
 from station.table import ERRORS, SCANNER_FAULT, Table
+from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
 
 
@@ -336,9 +336,7 @@ def test_sim_shoe_against_the_real_station(tmp_path: Path) -> None:
     stream = list(rig_events(seed, parse_rig_faults(SIM_FAULTS), rounds=rounds))
     assert {"garbled", "disconnect"} <= {e.get("fault") for e in stream}
     link = tmp_path / "shoe"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     config = tmp_path / "station.toml"
     config.write_text(f"""
 [reader]

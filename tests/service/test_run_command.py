@@ -14,6 +14,7 @@ import httpx
 import orjson
 
 from station.cli import main
+from tests.netkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,9 +35,7 @@ def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
 
 
 def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     config = tmp_path / "station.toml"
     config.write_text(f"""
 [journal]
