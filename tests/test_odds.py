@@ -434,3 +434,14 @@ def test_settlement_stakes_are_decimal() -> None:
     result = round_result(1, ["4S", "5H"], ["3D", "4C"])
     (s,) = settle(TRADITIONAL, 1, result, [{"bet": "player_natural", "stake": "2"}])
     assert s.net == Decimal(7)
+
+
+def test_station_odds_takes_the_decks_from_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "station.toml"
+    config.write_text("[table]\ndecks = 1\n")
+    from_config = station("odds", "--config", str(config), "--json")
+    explicit = station("odds", "--decks", "1", "--json")
+    assert from_config.returncode == 0 and from_config.stdout == explicit.stdout
+    assert from_config.stdout != station("odds", "--json").stdout  # 8 decks otherwise
+    bad = station("odds", "--config", str(tmp_path / "missing.toml"))
+    assert bad.returncode == 2 and b"missing.toml" in bad.stderr

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING, Any
 
+from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_OK, EXIT_USAGE, positive_int
 
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ def add_parser(sub: Any) -> None:
     )
     shoe = p.add_mutually_exclusive_group()
     shoe.add_argument(
-        "--decks", type=positive_int, default=None, help="a full shoe of N decks (default 8)"
+        "--decks",
+        type=positive_int,
+        default=None,
+        help="a full shoe of N decks (default: [table] decks of --config, else 8)",
     )
     shoe.add_argument(
         "--remaining",
@@ -38,6 +42,7 @@ def add_parser(sub: Any) -> None:
         "copies left; a missing card means 0); one answer per line",
     )
     add_paytable_option(p)
+    add_config_option(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -71,7 +76,12 @@ def run(args: argparse.Namespace) -> int:
     analyzer = Analyzer(seed_bets(paytable))
     out = sys.stdout
     if args.remaining is None:
-        decks = args.decks or 8
+        decks = args.decks
+        if decks is None:  # the station's [table] decks, else a standard 8-deck shoe
+            config = load_config(args, "odds") if args.config is not None else None
+            if args.config is not None and config is None:
+                return EXIT_USAGE
+            decks = config.table.decks if config is not None else 8
         analysis = analyzer.analyse(full_shoe(decks))
         if args.json:
             out.write(orjson.dumps(analysis.to_json()).decode() + "\n")
