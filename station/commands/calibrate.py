@@ -1,4 +1,8 @@
-"""`station calibrate camera|report|clip`: set up and check the camera reader."""
+"""`station calibrate camera|report|clip`: set up and check the camera reader.
+
+With `--config FILE` the station's `[reader.camera]` settings are the defaults of the
+options not given: `min_confidence` for `camera`, `model` and `min_confidence` for
+`report`, `source` and `roi` for `clip`."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from station.commands.common import add_config_option
 from station.commands.options import EXIT_USAGE
 
 
@@ -21,19 +26,26 @@ def add_parser(sub: Any) -> None:
     cam.add_argument("--reference", required=True, metavar="DIR")
     cam.add_argument("--out", required=True, metavar="MODEL", help="the model file (.npz)")
     cam.add_argument("--min-confidence", type=float, default=None,
-                     help="the model's threshold (default 0.5)")  # fmt: skip
+                     help="the model's threshold (default: [reader.camera] min_confidence, "
+                          "else 0.5)")  # fmt: skip
     rep = jobs.add_parser("report", help="accuracy and confusion on labelled photos")
-    rep.add_argument("--model", required=True)
+    rep.add_argument("--model", default=None, help="default: [reader.camera] model")
     rep.add_argument("--labelled", required=True, metavar="DIR",
                      help="photos named by card code (AS.png, AS-2.png, ...)")  # fmt: skip
     rep.add_argument("--min-confidence", type=float, default=None)
     clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
-    clip.add_argument("--source", required=True, help="a video file, image pattern, device")
+    clip.add_argument(
+        "--source",
+        default=None,
+        help="a video file, image pattern, device (default: [reader.camera] source)",
+    )
     clip.add_argument("--roi", default=None, metavar="X,Y,W,H")
     clip.add_argument("--snapshot", default=None, metavar="PNG",
                       help="save what the camera sees: the first card at rest, its outline, "
                            "the suggested ROI and the card straightened")  # fmt: skip
     clip.add_argument("--model", default=None, help="also read the snapshot's card with it")
+    for job in (cam, rep, clip):
+        add_config_option(job)
     p.set_defaults(func=run)
 
 
@@ -41,8 +53,19 @@ def run(args: argparse.Namespace) -> int:
     from calibration.references import PhotoError
     from drivers.recognition.ranksuit import ModelError
     from drivers.recognition.source import SourceError
+    from station.commands.scan import configured_camera
 
     try:
+        configured = configured_camera(args.config)
+        if configured is not None:  # the options not given on the command line
+            camera = configured[0]
+            if args.job in ("camera", "report") and args.min_confidence is None:
+                args.min_confidence = camera.min_confidence
+            if args.job == "report" and args.model is None:
+                args.model = camera.model or None
+            if args.job == "clip":
+                args.source = args.source or camera.source
+                args.roi = camera.roi if args.roi is None else args.roi
         if args.job == "camera":
             return _camera(args)
         if args.job == "report":
@@ -62,11 +85,16 @@ def _camera(args: argparse.Namespace) -> int:
     model = model.with_threshold(args.min_confidence)
     self_check = [c for c in model.cards if model.read(photos[c]).card != c]
     model.save(args.out)
-    print(f"{args.out}: {len(model.cards)} cards, straightened to "
-          f"{model.card_size[0]}x{model.card_size[1]}, min_confidence {model.min_confidence:g}")
+    print(
+        f"{args.out}: {len(model.cards)} cards, straightened to "
+        f"{model.card_size[0]}x{model.card_size[1]}, min_confidence {model.min_confidence:g}"
+    )
     if self_check:
-        print(f"warning: the model does not read its own photo of {' '.join(self_check)}: "
-              "retake those photos (the whole card, sharp, evenly lit)", file=sys.stderr)
+        print(
+            f"warning: the model does not read its own photo of {' '.join(self_check)}: "
+            "retake those photos (the whole card, sharp, evenly lit)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -74,7 +102,10 @@ def _camera(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from calibration.report import evaluate
     from drivers.recognition.ranksuit import RankSuitModel
+    from station.commands.scan import missing
 
+    if args.model is None:
+        raise ValueError(missing("--model MODEL", "model"))
     model = RankSuitModel.load(args.model).with_threshold(args.min_confidence)
     report = evaluate(model, args.labelled)
     print("\n".join(report.lines()))
@@ -84,7 +115,10 @@ def _report(args: argparse.Namespace) -> int:
 def _clip(args: argparse.Namespace) -> int:
     from calibration.clipcheck import check
     from drivers.recognition.source import parse_roi
+    from station.commands.scan import missing
 
+    if not args.source:
+        raise ValueError(missing("--source SRC", "source"))
     result = check(args.source, parse_roi(args.roi, "--roi"))
     print("\n".join(result.lines()))
     if args.snapshot:

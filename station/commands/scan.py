@@ -1,22 +1,34 @@
 """`station scan --source SRC --model MODEL`: one JSON line per card passage, for
-checking a camera at a test rig without starting the station."""
+checking a camera at a test rig without starting the station.
+
+With `--config FILE` the station's `[reader.camera]` settings (and its `[reader] codec`
+for the barcode recogniser) are the defaults of the options not given, so
+`station scan --config /etc/baccarat-station/station.toml` checks a configured camera."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from station.commands.common import add_config_option
 from station.commands.options import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from drivers.camera import CameraSettings
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("scan", help="print the cards a camera sees, one JSON line each",
                        description="Read a camera, video file or image sequence and print "
                                    '{"card": "AS" | null, "frame": n, "confidence": c} per '
-                                   "card passage.")  # fmt: skip
-    p.add_argument("--source", required=True,
-                   help="device index (0), video file, image pattern or stream URL")
+                                   "card passage. Options not given come from --config's "
+                                   "[reader.camera].")  # fmt: skip
+    add_config_option(p)
+    p.add_argument("--source", default=None,
+                   help="device index (0), video file, image pattern or stream URL "
+                        "(default: [reader.camera] source)")  # fmt: skip
     p.add_argument("--model", help="a rank-suit model (station calibrate camera)")
     p.add_argument("--barcode", metavar="CODEC", default=None,
                    help="read printed barcodes instead, decoded by this codec "
@@ -25,6 +37,37 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--level", type=int, default=None, help="card-stock level (0-255)")
     p.add_argument("--min-confidence", type=float, default=None)
     p.set_defaults(func=run)
+
+
+def configured_camera(path: Path | None) -> tuple[CameraSettings, str] | None:
+    """The `[reader.camera]` settings and the `[reader] codec` of the station config at
+    `path` (None for no --config), checked as `station run` checks them. Raises
+    `drivers.config.ConfigError` naming the file and the key if they cannot be used."""
+    from drivers.camera import CameraSettings
+    from drivers.config import ConfigError
+    from station.config import ConfigError as StationConfigError
+    from station.config import load
+
+    if path is None:
+        return None
+    try:
+        reader = load(path).reader
+    except StationConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    if reader is None or "camera" not in reader.options:
+        raise ConfigError(
+            f"{path}: [reader.camera]: no such table, the config has no camera "
+            "reader (see config/example.toml); give the options instead"
+        )
+    try:
+        return CameraSettings.from_mapping(reader.options["camera"]), reader.codec
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def missing(option: str, key: str) -> str:
+    """Why a command cannot run without `option` (or the config `key`)."""
+    return f"give {option}, or --config FILE with [reader.camera] {key}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,21 +80,34 @@ def run(args: argparse.Namespace) -> int:
     from drivers.recognition.scanner import Scanner, event
     from drivers.recognition.source import SourceError, frames, open_source, parse_roi
 
-    if (args.model is None) == (args.barcode is None):
-        print("station scan: give --model MODEL (rank-suit) or --barcode CODEC",
+    if args.model is not None and args.barcode is not None:
+        print("station scan: give --model MODEL (rank-suit) or --barcode CODEC, not both",
               file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     try:
-        settings = CameraSettings(
-            source=args.source, recogniser="barcode" if args.barcode else "rank-suit",
-            model=args.model or "", roi=parse_roi(args.roi, "--roi"),
-            min_confidence=args.min_confidence,
-        )  # fmt: skip
+        configured = configured_camera(args.config)
+        settings, codec = configured or (CameraSettings(source="", model=""), "text")
+        if args.model is not None:
+            settings = dataclasses.replace(settings, recogniser="rank-suit", model=args.model)
+        elif args.barcode is not None:
+            settings, codec = dataclasses.replace(settings, recogniser="barcode"), args.barcode
+        elif configured is None:
+            raise ConfigError("give --model MODEL (rank-suit) or --barcode CODEC, or --config "
+                              "FILE with a [reader.camera] table")  # fmt: skip
+        if args.source is not None:
+            settings = dataclasses.replace(settings, source=args.source)
+        if not settings.source:
+            raise ConfigError(missing("--source SRC", "source"))
+        if args.roi is not None:
+            settings = dataclasses.replace(settings, roi=parse_roi(args.roi, "--roi"))
+        if args.min_confidence is not None:
+            settings = dataclasses.replace(settings, min_confidence=args.min_confidence)
         if args.level is not None:
             settings = dataclasses.replace(
-                settings, passage=dataclasses.replace(settings.passage, level=args.level))
-        recogniser = make_recogniser(settings, args.barcode or "text")
-        capture = open_source(args.source)
+                settings, passage=dataclasses.replace(settings.passage, level=args.level)
+            )
+        recogniser = make_recogniser(settings, codec)
+        capture = open_source(settings.source)
     except (ConfigError, SourceError, ValueError) as exc:
         print(f"station scan: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,7 +19,7 @@ def test_calibrate_camera_builds_a_model(
 ) -> None:
     out = tmp_path / "paris.npz"
     assert main(["calibrate", "camera", "--reference", str(references("paris")),
-                 "--out", str(out), "--min-confidence", "0.6"]) == 0
+                 "--out", str(out), "--min-confidence", "0.6"]) == 0  # fmt: skip
     assert "52 cards" in capsys.readouterr().out
     model = RankSuitModel.load(out)
     assert model.min_confidence == 0.6 and len(model.cards) == 52
@@ -114,8 +114,142 @@ def test_scan_with_a_region_of_interest(capsys: pytest.CaptureFixture[str]) -> N
     (["--source", "x.avi", "--barcode", "morse"], "morse"),
     (["--source", "x.avi", "--model", "/none.npz"], "no model file /none.npz"),
     (["--source", "x.avi", "--barcode", "text", "--roi", "1,2"], "--roi: expected"),
-])
+])  # fmt: skip
 def test_scan_refuses_bad_arguments(args: list[str], message: str,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     assert main(["scan", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def station_toml(tmp_path: Path, reader: str = 'driver = "camera"', **camera: object) -> Path:
+    """A station config whose `[reader.camera]` holds `camera` (no table if empty)."""
+    lines = ["[reader]", reader]
+    if camera:
+        lines.append("[reader.camera]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in camera.items()]
+    path = tmp_path / "station.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_scan_takes_the_camera_from_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cards = shuffled(24, 4)
+    clip, _ = make_clip("anglo", cards, TEST_SCENE)
+    model = str(model_file("anglo"))
+    assert main(["scan", "--source", str(clip), "--model", model, "--roi", "90,20,300,320",
+                 "--level", "110"]) == 0  # fmt: skip
+    explicit = capsys.readouterr().out
+    config = station_toml(tmp_path, source=str(clip), model=model, roi=[90, 20, 300, 320],
+                          level=110)  # fmt: skip
+    assert main(["scan", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == explicit
+    assert [json.loads(x)["card"] for x in explicit.splitlines()] == cards
+
+
+def test_scan_flags_win_over_the_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cards = shuffled(25, 3)
+    clip, _ = make_clip("anglo", cards, TEST_SCENE)
+    config = station_toml(tmp_path, source="/nonexistent.avi", model="/none.npz",
+                          min_confidence=0.999)  # fmt: skip
+    assert main(["scan", "--config", str(config)]) == 2
+    assert "no model file /none.npz" in capsys.readouterr().err
+    assert main(["scan", "--config", str(config), "--model", str(model_file("anglo"))]) == 2
+    assert "no video file /nonexistent.avi" in capsys.readouterr().err
+    argv = ["scan", "--config", str(config), "--model", str(model_file("anglo")),
+            "--source", str(clip)]  # fmt: skip
+    assert main(argv) == 0  # the config's min_confidence 0.999: cards are unreadable
+    assert None in [json.loads(x)["card"] for x in capsys.readouterr().out.splitlines()]
+    assert main([*argv, "--min-confidence", "0.5"]) == 0
+    assert [json.loads(x)["card"] for x in capsys.readouterr().out.splitlines()] == cards
+
+
+def test_scan_takes_the_codec_of_a_barcode_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from station.commands.scan import configured_camera
+
+    config = station_toml(tmp_path, 'driver = "camera"\ncodec = "index52"',
+                          source="/nonexistent.avi", recogniser="barcode")  # fmt: skip
+    configured = configured_camera(config)
+    assert configured is not None
+    assert configured[0].recogniser == "barcode" and configured[1] == "index52"
+    assert configured_camera(None) is None
+    assert main(["scan", "--config", str(config)]) == 2  # no --model or --barcode needed
+    assert "no video file /nonexistent.avi" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("config", "args", "message"), [
+    (None, ["--model", "m.npz"], "give --source SRC, or --config FILE with [reader.camera] source"),
+    (None, ["--source", "x.avi", "--model", "m.npz", "--barcode", "text"], "not both"),
+    ("missing", [], "cannot read the config {dir}/missing.toml"),
+    ('[reader]\ndriver = "sim"\n', [], "{dir}/station.toml: [reader.camera]: no such table"),
+    ("[table]\ndecks = 8\n", [], "{dir}/station.toml: [reader.camera]: no such table"),
+    ('[reader]\ndriver = "camera"\n[reader.camera]\nmodel = "m.npz"\n', ["--source", "x.avi"],
+     "{dir}/station.toml: [reader.camera] source: required"),
+    ('[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\nroi = [1, 2]\n', [],
+     "{dir}/station.toml: [reader.camera] roi: expected [x, y, width, height]"),
+    ('[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\n', [],
+     "{dir}/station.toml: [reader.camera] model: required for the rank-suit recogniser"),
+    ('[reader]\ncodec = "morse"\n[reader.camera]\nsource = "x.avi"\n', [],
+     "{dir}/station.toml: [reader] codec"),
+])  # fmt: skip
+def test_scan_refuses_a_config_it_cannot_use(
+    config: str | None, args: list[str], message: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    if config == "missing":
+        args = ["--config", str(tmp_path / "missing.toml"), *args]
+    elif config is not None:
+        (tmp_path / "station.toml").write_text(config)
+        args = ["--config", str(tmp_path / "station.toml"), *args]
+    assert main(["scan", *args]) == 2
+    assert message.format(dir=tmp_path) in capsys.readouterr().err
+
+
+def test_calibrate_report_takes_the_model_from_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = station_toml(tmp_path, source="0", model=str(model_file("tango")),
+                          min_confidence=0.99)  # fmt: skip
+    assert main(["calibrate", "report", "--config", str(config), "--labelled",
+                 str(labelled("tango")), "--min-confidence", "0.5"]) == 0  # fmt: skip
+    assert "52 photos: 52 right (100.0%)" in capsys.readouterr().out
+    assert main(["calibrate", "report", "--config", str(config), "--labelled",
+                 str(labelled("tango"))]) == 0  # fmt: skip
+    assert " 0 unreadable" not in capsys.readouterr().out  # the config's min_confidence 0.99
+    barcode = station_toml(tmp_path, source="0", recogniser="barcode")
+    assert main(["calibrate", "report", "--config", str(barcode), "--labelled",
+                 str(labelled("tango"))]) == 2  # fmt: skip
+    assert "give --model MODEL, or --config FILE with [reader.camera] model" in (
+        capsys.readouterr().err)  # fmt: skip
+
+
+def test_calibrate_clip_takes_the_source_and_roi_from_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clip, truth = make_clip("anglo", shuffled(21, 6), TEST_SCENE)
+    assert main(["calibrate", "clip", "--source", str(clip), "--roi", "90,20,300,320"]) == 0
+    explicit = capsys.readouterr().out
+    config = station_toml(tmp_path, source=str(clip), model="m.npz", roi=[90, 20, 300, 320])
+    assert main(["calibrate", "clip", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == explicit
+    assert f"{len(truth)} card passages" in explicit
+    assert main(["calibrate", "clip", "--config", str(config), "--roi", ""]) == 0
+    assert capsys.readouterr().out != explicit  # --roi "" (whole frame) wins
+    assert main(["calibrate", "clip"]) == 2
+    assert "give --source SRC, or --config FILE" in capsys.readouterr().err
+    assert main(["calibrate", "clip", "--config", str(tmp_path / "none.toml")]) == 2
+    assert f"cannot read the config {tmp_path / 'none.toml'}" in capsys.readouterr().err
+
+
+def test_calibrate_camera_takes_min_confidence_from_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = station_toml(tmp_path, source="0", model="var/deck.npz", min_confidence=0.7)
+    out = tmp_path / "anglo.npz"
+    assert main(["calibrate", "camera", "--config", str(config), "--reference",
+                 str(references("anglo")), "--out", str(out)]) == 0  # fmt: skip
+    assert "min_confidence 0.7" in capsys.readouterr().out
+    assert RankSuitModel.load(out).min_confidence == 0.7
