@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import sys
 from typing import Any
 
@@ -10,6 +12,18 @@ from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_USAGE
 
 DEMO_ROLES = ("viewer", "dealer", "supervisor")
+TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"]*")
+
+
+class HideTokens(logging.Filter):
+    """uvicorn logs each request's path with its query string, where a browser's WebSocket
+    sends its token (`/api/live?token=`): the logs say `token=<hidden>` instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(TOKEN_IN_QUERY.sub(r"\1<hidden>", a) if isinstance(a, str)
+                                else a for a in record.args)  # fmt: skip
+        return True
 
 
 def add_parser(sub: Any) -> None:
@@ -27,7 +41,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
     import dataclasses
-    import logging
 
     import uvicorn
 
@@ -73,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     server = uvicorn.Server(uvicorn.Config(app, host=api.host, port=api.port,
                                            log_level=args.log_level, lifespan="on"))  # fmt: skip
+    for name in ("uvicorn.error", "uvicorn.access"):  # configured by uvicorn.Config above
+        logging.getLogger(name).addFilter(HideTokens())
 
     notifier = Notifier()
     keep_alive: list[asyncio.Task[None]] = []

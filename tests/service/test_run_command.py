@@ -3,11 +3,13 @@ the `station journal` commands on what it wrote."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -80,6 +82,41 @@ demo_tokens = true
     lines = [orjson.loads(x) for x in out.read_bytes().splitlines()]
     assert [x["type"] for x in lines] == ["restart", "shoe"]
     assert lines[1]["journal"]["actor"] == "demo-dealer"
+
+
+def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
+    """Browsers send the token in the WebSocket's query string, which uvicorn logs."""
+    from websockets.sync.client import connect
+
+    port = free_port()
+    config = tmp_path / "station.toml"
+    config.write_text(f"""
+[journal]
+path = "{tmp_path / 'j.db'}"
+[api]
+bind = "127.0.0.1:{port}"
+demo_tokens = true
+""")
+    proc = station("run", "--config", str(config), "--log-level", "info",
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        token = next(line.split()[1] for line in proc.stdout if line.startswith("  viewer "))
+        state = f"http://127.0.0.1:{port}/api/state?token={token}"
+        for _ in range(300):  # until it listens and has replayed its journal
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(state).status_code == 200:
+                    break
+            time.sleep(0.05)
+        with connect(f"ws://127.0.0.1:{port}/api/live?after=0&token={token}") as ws:
+            assert orjson.loads(ws.recv(timeout=10))["type"] == "hello"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    logs = out + err  # uvicorn's access log goes to stdout, the rest to stderr
+    assert '"WebSocket /api/live?after=0&token=<hidden>" [accepted]' in logs
+    assert '"GET /api/state?token=<hidden> HTTP/1.1" 200' in logs
+    assert token not in logs
 
 
 def test_journal_verify_exit_codes(tmp_path: Path) -> None:
