@@ -284,12 +284,9 @@ class Journal:
         replay` accepts the file as is (it ignores the extra keys) and decides the same."""
         count = 0
         for row in self.rows(after=after):
-            if row.kind != "event":
-                continue
-            line = {**row.event, "journal": {"seq": row.seq, "ts": row.ts,
-                    "source": row.source, "actor": row.actor}, "verdict": row.verdict}  # fmt: skip
-            sink.write(orjson.dumps(line) + b"\n")
-            count += 1
+            if row.kind == "event":
+                sink.write(export_line(row))
+                count += 1
         return count
 
     def verify(self) -> VerifyReport:
@@ -368,6 +365,12 @@ class Journal:
 def _row(r: tuple[Any, ...]) -> Row:
     return Row(r[0], r[1], r[2], r[3], r[4], orjson.loads(r[5]),
                None if r[6] is None else orjson.loads(r[6]), r[7], r[8])
+
+
+def export_line(row: Row) -> bytes:
+    """An event row as a line of `station journal export` (see `Journal.export`)."""
+    journal = {"seq": row.seq, "ts": row.ts, "source": row.source, "actor": row.actor}
+    return orjson.dumps({**row.event, "journal": journal, "verdict": row.verdict}) + b"\n"
 
 
 def read_rows(path: str | os.PathLike[str], after: int = 0, limit: int = 100) -> list[Row]:

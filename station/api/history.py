@@ -16,13 +16,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
-from station.journal import read_rows
+from station.journal import export_line, read_rows
 from station.roads import scoreboards
 from station.service import Station
 from station.table import Table
@@ -111,10 +110,7 @@ async def get_export(
                 return
             for row in rows:
                 if row.kind == "event":
-                    journal = {"seq": row.seq, "ts": row.ts, "source": row.source,
-                               "actor": row.actor}  # fmt: skip
-                    line = {**row.event, "journal": journal, "verdict": row.verdict}
-                    yield orjson.dumps(line) + b"\n"
+                    yield export_line(row)
             seq = rows[-1].seq
 
     name = f"{table_id}-journal-{after + 1}-{upto}.jsonl"
