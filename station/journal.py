@@ -193,7 +193,8 @@ class Journal:
             db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a failed COMMIT may have rolled back already
+                db.execute("ROLLBACK")
             raise
         self.last_seq, self.last_hash = seq, prev
         self._write_head(seq, prev)

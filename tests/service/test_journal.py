@@ -214,3 +214,32 @@ def test_a_notice_may_carry_any_detail_even_one_named_like_its_own_keys(tmp_path
     assert row.kind == "notice" and row.source == "reader" and row.actor == "camera"
     assert row.event == {"type": "notice", "message": "opened", "source": "/dev/video0",
                          "actor": "x", "detail_type": "y", "detail_message": "z"}  # fmt: skip
+
+
+def test_a_failed_commit_raises_its_own_error_and_changes_nothing(tmp_path: Path) -> None:
+    """SQLite rolls a transaction back by itself when COMMIT fails on a full or failing
+    disk; the error the station stops with must be that one, not the ROLLBACK's."""
+    journal, _ = write(tmp_path / "j.db")
+    last = journal.last_seq, journal.last_hash
+    db = journal._db
+
+    class FailingCommit:
+        @property
+        def in_transaction(self) -> bool:
+            return db.in_transaction
+
+        def execute(self, sql: str, *args: object) -> object:
+            if sql == "COMMIT":
+                db.execute("ROLLBACK")
+                raise sqlite3.OperationalError("disk I/O error")
+            return db.execute(sql, *args)
+
+        def executemany(self, sql: str, rows: object) -> object:
+            return db.executemany(sql, rows)  # type: ignore[arg-type]
+
+    journal._db = FailingCommit()  # type: ignore[assignment]
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        journal.append([Pending("api", "alice", {"type": "void"}, Table().apply({"type": "void"}))])
+    journal._db = db
+    assert (journal.last_seq, journal.last_hash) == last
+    assert journal.verify().ok
