@@ -160,11 +160,11 @@ class CameraReader:
                 stop.wait(delay)
                 delay = min(delay * 2, self.config.reconnect_max)
                 continue
-            delay, down = self.config.reconnect_min, False
             self._connected = True
             self._detail = f"reading {s.source} ({s.recogniser})"
             sink.notice(f"camera {s.source} open ({s.recogniser}, roi {s.roi or 'whole frame'})",
                         camera=s.source, recogniser=s.recogniser)  # fmt: skip
+            before = self.frames
             try:
                 error = self._read(capture, scanner, sink, stop)
             finally:
@@ -178,9 +178,14 @@ class CameraReader:
                             f"({self.passages} cards)", frames=self.frames)  # fmt: skip
                 stop.wait()
                 break
-            self._fault(sink, f"the camera {s.source} stopped delivering frames")
+            if self.frames > before:  # it was working: this is a new outage
+                delay, down = self.config.reconnect_min, False
+            if not down:  # one fault per outage, however often it opens and fails again
+                down = True
+                self._fault(sink, f"the camera {s.source} stopped delivering frames")
             sink.notice(f"reopening camera {s.source} in {delay:g} s", retry_in=delay)
             stop.wait(delay)
+            delay = min(delay * 2, self.config.reconnect_max)
         self._detail = "stopped" if not self._detail.endswith("frames") else self._detail
 
     def _read(self, capture: Any, scanner: Scanner, sink: ReaderSink,

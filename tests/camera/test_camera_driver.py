@@ -114,6 +114,32 @@ def test_a_camera_that_cannot_be_opened_is_a_fault_then_retried(tmp_path: Path) 
     assert fault["type"] == "fault" and "cannot open the camera" in fault["detail"]
 
 
+class _Blind:
+    """A camera that opens but never delivers a frame."""
+
+    def get(self, prop: int) -> float:
+        return 0.0
+
+    def read(self) -> tuple[bool, None]:
+        return False, None
+
+    def release(self) -> None:
+        pass
+
+
+def test_a_camera_that_opens_but_sends_no_frames_is_one_fault_with_backoff(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("drivers.camera.open_source", lambda source: _Blind())
+    config = from_mapping({"driver": "camera", "reconnect_min": 0.01, "reconnect_max": 0.04,
+                           "camera": {"source": "0", "recogniser": "barcode"}})  # fmt: skip
+    sink = drive(create_reader(config), "reopening camera 0 in 0.04 s")
+    assert [e["type"] for e in sink.events] == ["fault"]  # one fault, however many reopens
+    assert "stopped delivering frames" in sink.events[0]["detail"]
+    waits = [d["retry_in"] for m, d in sink.notices if m.startswith("reopening")]
+    assert waits[:3] == [0.01, 0.02, 0.04]
+
+
 def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
     needs_designs()
     clip, _ = make_clip("anglo", shuffled(1, 1), TEST_SCENE)
