@@ -175,7 +175,6 @@ class Table:
         self._reset_shoe()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
             "shoe": self._shoe,
-            "card": self._card,
             "cut": self._cut,
             "close_bets": self._close_bets,
             "resume": self._resume,
@@ -237,8 +236,12 @@ class Table:
         return "close bets" if self.gated else "player first card"
 
     def remaining(self) -> dict[str, int]:
-        """Copies of each card still in the shoe (the station saw every identified card)."""
-        return {c: self.decks - self.copies.get(c, 0) for c in ALL_CARDS}
+        """Copies of each card still in the shoe (the station saw every identified card).
+
+        Never below 0: a copy beyond `decks` (EXCESS_COPIES) was a foreign card, and the
+        shoe's own copies of that code are all out.
+        """
+        return {c: max(self.decks - self.copies.get(c, 0), 0) for c in ALL_CARDS}
 
     # -- events --------------------------------------------------------------------------
 
@@ -249,11 +252,6 @@ class Table:
         self.in_play = True
         self.shoes_started += 1
         return _ok()
-
-    def _card(self, event: Mapping[str, Any]) -> Verdict:
-        if "card" not in event:
-            return _fail(BAD_INPUT)
-        return self._card_out(event["card"])
 
     def _card_out(self, raw: object) -> Verdict:
         """A card came out of the shoe: the order of checks is the spec's."""

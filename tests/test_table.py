@@ -320,6 +320,15 @@ def test_remaining_counts_what_is_left_in_the_shoe() -> None:
     assert remaining["AS"] == 1 and remaining["KH"] == 2
 
 
+def test_remaining_never_counts_a_foreign_copy_below_zero() -> None:
+    table = Table(decks=1)
+    got = play(["shoe", "AS", "AS"], table)  # the second AS is a foreign card
+    assert errors(got)[-1] == "EXCESS_COPIES"
+    remaining = table.remaining()
+    assert remaining["AS"] == 0
+    assert sum(remaining.values()) == 51
+
+
 def test_table_options_are_checked() -> None:
     with pytest.raises(ValueError, match="decks"):
         Table(decks=0)
