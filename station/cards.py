@@ -152,6 +152,8 @@ class TableCodec:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise CodecError(f"cannot read the barcode table {path}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise CodecError(f"cannot read the barcode table {path}: not UTF-8 ({exc})") from exc
         mapping: dict[str, str] = {}
         for lineno, row in _csv_rows(text):
             if len(row) != 2:

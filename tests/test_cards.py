@@ -105,6 +105,9 @@ def test_unknown_codec_and_missing_file_are_clear_errors(tmp_path: Path) -> None
         make_codec("ean13")
     with pytest.raises(CodecError, match="cannot read the barcode table"):
         make_codec(f"table:{tmp_path / 'missing.csv'}")
+    (tmp_path / "binary.csv").write_bytes(b"\xff\xfe,AS\n")
+    with pytest.raises(CodecError, match="not UTF-8"):
+        make_codec(f"table:{tmp_path / 'binary.csv'}")
 
 
 @given(st.text(max_size=12))
