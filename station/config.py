@@ -25,7 +25,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from drivers.config import ReaderConfig, parse_bytes
 from station.table import CUT_POLICIES
 
-ROLES = ("viewer", "dealer", "supervisor", "rig")
+ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.tokens.RANK`
 
 
 class ConfigError(Exception):

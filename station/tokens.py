@@ -26,7 +26,7 @@ import orjson
 
 from station.config import ROLES, ConfigError, TokenEntry
 
-RANK = {"viewer": 0, "dealer": 1, "supervisor": 2, "rig": 3}
+RANK = {role: rank for rank, role in enumerate(ROLES)}  # viewer < dealer < supervisor < rig
 
 
 def new_token() -> str:

@@ -8,8 +8,7 @@ from typing import Any
 
 from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_OK, EXIT_USAGE
-
-ROLES = ("viewer", "dealer", "supervisor", "rig")
+from station.config import ROLES
 
 
 def add_parser(sub: Any) -> None:
