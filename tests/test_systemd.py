@@ -92,7 +92,7 @@ def test_unit_has_what_the_station_needs() -> None:
     service = keys["Service"]
     expected = {
         "Type": ["notify"], "NotifyAccess": ["main"], "Restart": ["on-failure"],
-        "StateDirectory": ["baccarat-station"], "SupplementaryGroups": ["dialout"],
+        "StateDirectory": ["baccarat-station"], "SupplementaryGroups": ["dialout video"],
         "ProtectSystem": ["strict"], "NoNewPrivileges": ["yes"], "User": ["baccarat"],
         "WorkingDirectory": ["/var/lib/baccarat-station"],
     }  # fmt: skip
@@ -100,6 +100,7 @@ def test_unit_has_what_the_station_needs() -> None:
         assert service.get(key) == values, key
     assert re.fullmatch(r"\d+s", service["WatchdogSec"][0])
     assert "char-ttyUSB rw" in service["DeviceAllow"]
+    assert "char-video4linux rw" in service["DeviceAllow"]  # the camera reader
     assert "AF_UNIX" in service["RestrictAddressFamilies"][0].split()  # NOTIFY_SOCKET
     assert keys["Install"]["WantedBy"] == ["multi-user.target"]
 
