@@ -78,10 +78,12 @@ def run(args: argparse.Namespace) -> int:
     if args.remaining is None:
         decks = args.decks
         if decks is None:  # the station's [table] decks, else a standard 8-deck shoe
-            config = load_config(args, "odds") if args.config is not None else None
-            if args.config is not None and config is None:
-                return EXIT_USAGE
-            decks = config.table.decks if config is not None else 8
+            decks = 8
+            if args.config is not None:
+                config = load_config(args, "odds")
+                if config is None:
+                    return EXIT_USAGE
+                decks = config.table.decks
         analysis = analyzer.analyse(full_shoe(decks))
         if args.json:
             out.write(orjson.dumps(analysis.to_json()).decode() + "\n")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from station.commands.common import load_config
 from station.table import CUT_POLICIES, Table
 
 EXIT_OK = 0
@@ -57,14 +57,10 @@ def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     defaults. False (after saying why on stderr) when the config cannot be used."""
     decks, gated, cut_policy = 8, True, "one_more"
     if args.config is not None:
-        from station.config import ConfigError, load
-
-        try:
-            table = load(args.config).table
-        except ConfigError as exc:
-            print(f"station {prog}: {exc}", file=sys.stderr)
+        config = load_config(args, prog)
+        if config is None:
             return False
-        decks, gated, cut_policy = table.decks, table.gated, table.cut_policy
+        decks, gated, cut_policy = config.table.decks, config.table.gated, config.table.cut_policy
     if args.decks is None:
         args.decks = decks
     if args.ungated is None:
