@@ -130,7 +130,7 @@ def derived_road(lengths: Sequence[int], k: int) -> list[Colour]:
     out: list[Colour] = []
     for c, n in enumerate(lengths):
         for r in range(n):
-            colour = derived_colour(lengths[: c + 1], c, r, k)
+            colour = derived_colour(lengths, c, r, k)  # it reads columns c and before only
             if colour is not None:
                 out.append(colour)
     return out
