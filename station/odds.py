@@ -1,7 +1,7 @@
 """Exact odds of one round dealt from a given shoe: outcome probabilities and every bet's edge.
 
 Pure computation (no I/O), shared by `station odds`, the live edge of `station replay
---odds`, and later the service and dashboard: `Analyzer(paytable).analyse(composition)`,
+--odds`, and the service's `/api/odds` (the dashboard): `Analyzer(paytable).analyse(composition)`,
 where a composition maps card codes to the copies left in the shoe.
 
 Exact, not simulated. Every bet except the pairs depends on the round only through
