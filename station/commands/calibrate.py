@@ -84,7 +84,10 @@ def _camera(args: argparse.Namespace) -> int:
     model = RankSuitModel.build(photos, reference=str(args.reference))
     model = model.with_threshold(args.min_confidence)
     self_check = [c for c in model.cards if model.read(photos[c]).card != c]
-    model.save(args.out)
+    try:
+        model.save(args.out)
+    except OSError as exc:
+        raise ValueError(f"cannot write {args.out}: {exc.strerror}") from None
     print(
         f"{args.out}: {len(model.cards)} cards, straightened to "
         f"{model.card_size[0]}x{model.card_size[1]}, min_confidence {model.min_confidence:g}"

@@ -8,6 +8,7 @@ for the barcode recogniser) are the defaults of the options not given, so
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         print(f"station scan: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # how a camera (which never ends) is stopped
+        return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         capture.release()
     return 0

@@ -23,6 +23,10 @@ def test_calibrate_camera_builds_a_model(
     assert "52 cards" in capsys.readouterr().out
     model = RankSuitModel.load(out)
     assert model.min_confidence == 0.6 and len(model.cards) == 52
+    nowhere = tmp_path / "no-such-dir" / "m.npz"
+    assert main(["calibrate", "camera", "--reference", str(references("paris")),
+                 "--out", str(nowhere)]) == 2  # fmt: skip
+    assert f"cannot write {nowhere}: No such file or directory" in capsys.readouterr().err
 
 
 def test_calibrate_camera_refuses_an_incomplete_reference_set(
@@ -106,6 +110,35 @@ def test_scan_with_a_region_of_interest(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["scan", "--source", str(clip), "--model", str(model_file("anglo")),
                  "--roi", "90,20,300,320"]) == 0  # fmt: skip
     assert [json.loads(x)["card"] for x in capsys.readouterr().out.splitlines()] == cards
+
+
+class _Closed:
+    """A stdout whose reader has gone (`| head`) or whose user pressed Ctrl-C."""
+
+    def __init__(self, error: type[BaseException], fd: int) -> None:
+        self.error, self.fd = error, fd
+        self.buffer = self
+
+    def write(self, data: bytes) -> int:
+        raise self.error
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+@pytest.mark.parametrize(("error", "status"), [(BrokenPipeError, 0), (KeyboardInterrupt, 130)])
+def test_scan_stops_quietly_when_its_output_goes_or_on_ctrl_c(
+    error: type[BaseException], status: int, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    clip, _ = make_clip("anglo", shuffled(23, 3), TEST_SCENE)
+    with open(tmp_path / "stdout", "wb") as sink:
+        monkeypatch.setattr("sys.stdout", _Closed(error, sink.fileno()))
+        assert main(["scan", "--source", str(clip), "--model", str(model_file("anglo"))]) == status
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize(("args", "message"), [
