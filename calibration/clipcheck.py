@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 
 from drivers.recognition import Image, Reading, Recogniser
-from drivers.recognition.cardfind import Quad, aspect, brightness, find_card, straighten
-from drivers.recognition.passage import THUMB_WIDTH, PassageDetector, PassageSettings
+from drivers.recognition.cardfind import Quad, aspect, find_card, straighten
+from drivers.recognition.passage import PassageDetector, PassageSettings, thumbnail
 from drivers.recognition.source import crop, frames, open_source
 
 
@@ -75,9 +75,7 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
     if not clip:
         raise ValueError(f"{source}: no frames")
     h, w = clip[0].shape[:2]
-    size = (THUMB_WIDTH, max(8, round(THUMB_WIDTH * h / w)))
-    thumbs = np.concatenate([brightness(cv2.resize(f, size, interpolation=cv2.INTER_AREA))
-                             for f in clip])  # fmt: skip
+    thumbs = np.concatenate([thumbnail(f) for f in clip])
     level, _ = cv2.threshold(thumbs, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     base = settings or PassageSettings()
     tuned = dataclasses.replace(base, level=int(level))

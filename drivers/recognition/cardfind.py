@@ -34,25 +34,14 @@ def brightness(image: Image) -> Image:
     return cv2.min(cv2.min(b, g), r)
 
 
-def card_mask(image: Image, level: int | None = None) -> tuple[Image, int]:
-    """Pixels of card stock (255) and the level used: `level`, or Otsu's when None."""
-    bright = brightness(image)
-    if level is None:
-        used, mask = cv2.threshold(bright, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-        return mask, int(used)
-    _, mask = cv2.threshold(bright, level, 255, cv2.THRESH_BINARY)
-    return mask, level
-
-
-def find_card(image: Image, level: int | None = None) -> Quad | None:
+def find_card(image: Image) -> Quad | None:
     """The corners of the largest card-like shape, ordered (see `order_corners`); None
     if there is none (nothing bright, or too small)."""
-    mask, _ = card_mask(image, level)
-    if level is None:  # Otsu splits anything in two: is the bright part card stock?
-        bright = brightness(image)
-        stock = bright[mask > 0]
-        if stock.size == 0 or float(stock.mean()) < MIN_STOCK:
-            return None
+    bright = brightness(image)
+    _, mask = cv2.threshold(bright, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    stock = bright[mask > 0]  # Otsu splits anything in two: is the bright part card stock?
+    if stock.size == 0 or float(stock.mean()) < MIN_STOCK:
+        return None
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:

@@ -44,6 +44,13 @@ class PassageSettings:
     edge: float = 0.02
 
 
+def thumbnail(roi: Image) -> Image:
+    """The darkest-channel brightness of `roi`, shrunk to `THUMB_WIDTH` pixels wide."""
+    h, w = roi.shape[:2]
+    size = (THUMB_WIDTH, max(8, round(THUMB_WIDTH * h / w)))
+    return brightness(cv2.resize(roi, size, interpolation=cv2.INTER_AREA))
+
+
 class State(Enum):
     EMPTY = "empty"
     ARRIVING = "arriving"
@@ -85,9 +92,7 @@ class PassageDetector:
     def measure(self, roi: Image) -> Measure:
         """Coverage, motion and edge contact of this frame (and remember it)."""
         s = self.settings
-        h, w = roi.shape[:2]
-        size = (THUMB_WIDTH, max(8, round(THUMB_WIDTH * h / w)))
-        thumb = brightness(cv2.resize(roi, size, interpolation=cv2.INTER_AREA))
+        thumb = thumbnail(roi)
         card = thumb > s.level
         coverage = float(np.count_nonzero(card)) / card.size
         if self._previous is None or self._previous.shape != thumb.shape:
