@@ -469,9 +469,10 @@ async function main() {
   try {
     await whoami();
   } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) throw err;  // keep the token
     token.clear();  // a token revoked since the last visit
     await whoami();
-    $("login-error").textContent = err.status === 401 ? "Your token is no longer valid: log in again." : err.message;
+    $("login-error").textContent = "Your token is no longer valid: log in again.";
   }
   $("login-button").disabled = false;
   await start();

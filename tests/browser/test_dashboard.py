@@ -79,6 +79,20 @@ def test_login_and_a_round_card_by_card(page: Page, station: Running) -> None:
     assert page.evaluate("sessionStorage.getItem('station-token')") is None
 
 
+def test_a_station_that_fails_at_page_load_keeps_the_token(page: Page, station: Running) -> None:
+    login(page, station, "supervisor")
+    page.route("**/api/whoami", lambda route: route.fulfill(status=503, body="busy"))
+    page.reload()
+    expect(page.locator("p.fatal")).to_contain_text("could not start")
+    page.unroute("**/api/whoami")
+    page.reload()  # the token was only kept back, not forgotten
+    expect(page.locator("#who-name")).to_have_text("test-supervisor (supervisor)")
+    page.route("**/api/whoami", lambda route: route.fulfill(status=401, body="{}"), times=1)
+    page.reload()  # a token the station no longer knows is forgotten
+    expect(page.locator("#login-error")).to_contain_text("no longer valid")
+    assert page.evaluate("sessionStorage.getItem('station-token')") is None
+
+
 def test_fault_banner_and_the_supervisor_resolves_it(page: Page, station: Running) -> None:
     start_round(station)
     login(page, station, "supervisor")
