@@ -72,7 +72,11 @@ class CameraSettings:
                     raise ConfigError(f"{where}: expected true or false, got {value!r}")
                 kwargs[key] = value
             elif key == "min_confidence":
-                if isinstance(value, bool) or not isinstance(value, int | float):
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not (0 <= value <= 1)
+                ):
                     raise ConfigError(f"{where}: expected a number from 0 to 1, got {value!r}")
                 kwargs[key] = float(value)
             elif key in own:

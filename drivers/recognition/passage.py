@@ -63,7 +63,8 @@ class Passage:
 
     reading: Reading
     frame: int
-    #: Frames of the card at rest before it was read (0: read on the first still frame).
+    #: Frames of the card at rest before it was read (0: read on the first still frame;
+    #: -1: it passed without coming to rest).
     waited: int
 
 

@@ -167,6 +167,7 @@ def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
     ({"source": "x.avi", "roi": [1, 2, 3]}, r"roi: expected \[x, y, width, height\]"),
     ({"source": "x.avi", "stable_frames": 1.5}, "stable_frames: expected a whole number"),
     ({"source": "x.avi", "presence": -1}, "presence: expected a number of at least 0"),
+    ({"source": "x.avi", "min_confidence": 5}, "min_confidence: expected a number from 0 to 1"),
     ({"source": "x.avi", "model": "/nonexistent.npz"}, r"model: no model file /nonexistent"),
 ])
 def test_settings_are_checked(settings: dict[str, Any], message: str) -> None:
