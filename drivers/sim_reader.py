@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from drivers.base import ReaderSink
 from drivers.config import ConfigError, ReaderConfig
-from drivers.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, ShoeEmpty, VirtualShoe
+from drivers.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
 from station.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
@@ -78,6 +78,10 @@ class SimSettings:
         settings = cls(**kwargs)
         if settings.fault_chance > 1:
             raise ConfigError("[reader.sim] fault_chance: a chance must be between 0 and 1")
+        if settings.cut_depth < MIN_CUT_DEPTH:
+            raise ConfigError(f"[reader.sim] cut_depth: at least {MIN_CUT_DEPTH} cards must stay "
+                              f"behind the cut card (a round may follow it), got "
+                              f"{settings.cut_depth}")  # fmt: skip
         return settings
 
 

@@ -110,6 +110,9 @@ def test_settings_are_checked() -> None:
         create_reader(config)
     with pytest.raises(ConfigError, match="unknown key"):
         create_reader(from_mapping({"driver": "sim", "sim": {"speed": 2}}))
+    # Too shallow a cut is refused at start, not by the bot's thread at every shuffle.
+    with pytest.raises(ConfigError, match=r"\[reader.sim\] cut_depth: at least 16"):
+        create_reader(from_mapping({"driver": "sim", "sim": {"cut_depth": 3}}))
 
 
 def test_the_live_demo_plays_through_the_service(tmp_path: Path) -> None:
