@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     station = Station(config, reader)
     app = create_app(station, tokens)
     print(f"station: table {config.table.id}, journal {config.journal.path}, reader "
-          f"{reader.name if reader else 'none'}, API http://{api.bind} (docs /api/docs)")
+          f"{reader.name if reader else 'none'}, dashboard http://{api.bind}/ (API docs /api/docs)")
     if api.demo_tokens:
         roles = (*DEMO_ROLES, "rig") if api.allow_rig else DEMO_ROLES
         print("demo tokens (valid until the station stops; send 'Authorization: Bearer TOKEN'):")
