@@ -65,11 +65,24 @@ class ClipCheck:
         return out
 
 
+#: Bytes of frames kept for the clip's two looks (the level over all of it, then the
+#: detector with that level): a live camera cannot be read twice, so the frames are kept.
+MEMORY_BUDGET = 1 << 30
+
+
 def check(source: str, roi: tuple[int, int, int, int] | None = None,
-          settings: PassageSettings | None = None, limit: int = 3000) -> ClipCheck:
+          settings: PassageSettings | None = None, limit: int = 3000,
+          budget: int = MEMORY_BUDGET) -> ClipCheck:  # fmt: skip
     capture = open_source(source)
+    clip: list[Image] = []
+    kept, cut = 0, False
     try:
-        clip = [crop(f, roi) for _, f in zip(range(limit), frames(capture), strict=False)]
+        for _, frame in zip(range(limit), frames(capture), strict=False):
+            clip.append(crop(frame, roi))
+            kept += clip[-1].nbytes
+            if kept >= budget:
+                cut = True
+                break
     finally:
         capture.release()
     if not clip:
@@ -92,6 +105,10 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
             floor.append(m.moving)
         empty_before = empty
     notes = []
+    if cut:
+        limit_mib = budget >> 20
+        notes.append(f"only the first {len(clip)} frames were checked (frames kept are "
+                     f"limited to {limit_mib} MiB): give a --roi, or a shorter clip")  # fmt: skip
     motion_floor = float(np.percentile(floor, 95)) if floor else 0.0
     if motion_floor > tuned.motion / 2:
         notes.append("the empty view flickers close to the motion threshold: raise `change` "

@@ -286,3 +286,16 @@ def test_calibrate_camera_takes_min_confidence_from_the_config(
                  str(references("anglo")), "--out", str(out)]) == 0  # fmt: skip
     assert "min_confidence 0.7" in capsys.readouterr().out
     assert RankSuitModel.load(out).min_confidence == 0.7
+
+
+def test_calibrate_clip_keeps_its_frames_within_a_memory_budget() -> None:
+    """A long or high-resolution clip is checked on its first frames, and says so."""
+    from calibration.clipcheck import check
+
+    clip, _ = make_clip("anglo", shuffled(21, 2), TEST_SCENE)
+    whole = check(str(clip))
+    frame_bytes = TEST_SCENE.width * TEST_SCENE.height * 3
+    cut = check(str(clip), budget=frame_bytes * 10)
+    assert cut.frames == 10 < whole.frames
+    assert any("only the first 10 frames were checked" in note for note in cut.notes)
+    assert not any("only the first" in note for note in whole.notes)
