@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from drivers.config import ReaderConfig, parse_bytes
-from station.table import CUT_POLICIES
+from station.table import CUT_POLICIES, Table
 
 ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.tokens.RANK`
 
@@ -49,6 +49,10 @@ class TableConfig:
         if self.cut_policy not in CUT_POLICIES:
             raise ConfigError(f"{where}.cut_policy: must be one of {', '.join(CUT_POLICIES)}, "
                               f"got {self.cut_policy!r}")  # fmt: skip
+
+    def new_table(self) -> Table:
+        """A fresh table dealt by these settings (`check` has vouched for cut_policy)."""
+        return Table(decks=self.decks, gated=self.gated, cut_policy=self.cut_policy)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from station.config import StationConfig
 from station.journal import Journal, Pending, Row, notice
 from station.signals import WebhookSender
 from station.snapshot import TableSnapshot, take
-from station.table import EXPLANATIONS, Table
+from station.table import EXPLANATIONS
 
 log = logging.getLogger("station.service")
 
@@ -121,8 +121,7 @@ class Station:
     def __init__(self, config: StationConfig, reader: CardReader | None = None) -> None:
         self.config = config
         self.reader = reader
-        t = config.table
-        self.table = Table(decks=t.decks, gated=t.gated, cut_policy=t.cut_policy)  # type: ignore[arg-type]
+        self.table = config.table.new_table()
         self.journal: Journal | None = None
         self.ready = False
         self.fatal: str | None = None
@@ -131,7 +130,7 @@ class Station:
         self.subscribers: set[Subscriber] = set()
         self.suspended_since: int | None = None
         self.reader_committed = 0  # rows from the reader committed (written by the writer)
-        self.snapshot: TableSnapshot = take(self.table, 0, t.id, None)
+        self.snapshot: TableSnapshot = take(self.table, 0, config.table.id, None)
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None

@@ -34,9 +34,8 @@ class Follower:
     """A table that follows the committed journal (see the module docstring)."""
 
     def __init__(self, station: Station) -> None:
-        t = station.config.table
         self.station = station
-        self.table = Table(decks=t.decks, gated=t.gated, cut_policy=t.cut_policy)  # type: ignore[arg-type]
+        self.table = station.config.table.new_table()
         self.seq = 0
         self._lock = asyncio.Lock()
 
