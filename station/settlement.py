@@ -159,34 +159,27 @@ def settle(
     return [_settle_one(paytable, round_number, result, bet) for bet in placed]
 
 
+def _stake_back(bet: Bet, status: Outcome, reason: str) -> Settlement:
+    """A bet that is not played (refused, or refunded with its round): no net, stake back."""
+    return Settlement(bet.name, bet.stake, status, Decimal(0), bet.stake, reason=reason)
+
+
 def _settle_one(
     paytable: Paytable, round_number: int, result: RoundResult | None, bet: Bet
 ) -> Settlement:
     stake = bet.stake
     spec = paytable.bets.get(bet.name)
     if spec is None:
-        return Settlement(
-            bet.name,
-            stake,
-            "refused",
-            Decimal(0),
-            stake,
-            reason=f"paytable {paytable.name} offers no bet {bet.name!r}",
-        )
+        return _stake_back(bet, "refused", f"paytable {paytable.name} offers no bet {bet.name!r}")
     if not spec.open_in(round_number):
-        return Settlement(
-            bet.name,
-            stake,
+        return _stake_back(
+            bet,
             "refused",
-            Decimal(0),
-            stake,
-            reason=f"{bet.name} is offered in rounds 1-{spec.rounds} of a shoe "
+            f"{bet.name} is offered in rounds 1-{spec.rounds} of a shoe "
             f"only; this is round {round_number}",
         )
     if result is None:
-        return Settlement(
-            bet.name, stake, "refund", Decimal(0), stake, reason=f"round {round_number} was voided"
-        )
+        return _stake_back(bet, "refund", f"round {round_number} was voided")
     key = outcome_key(spec, result)
     ratio = spec.net(key)
     exponent = stake.as_tuple().exponent
