@@ -36,8 +36,8 @@ def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
     assert "journal.paht: unknown key" in err and str(config) in err
 
 
-def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Path) -> None:
-    port = free_port()
+def demo_station_config(tmp_path: Path, port: int) -> Path:
+    """A station on `port` with its journal in `tmp_path` and demo tokens printed at start."""
     config = tmp_path / "station.toml"
     config.write_text(f"""
 [journal]
@@ -46,6 +46,12 @@ path = "{tmp_path / 'j.db'}"
 bind = "127.0.0.1:{port}"
 demo_tokens = true
 """)
+    return config
+
+
+def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Path) -> None:
+    port = free_port()
+    config = demo_station_config(tmp_path, port)
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
@@ -89,14 +95,7 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
     from websockets.sync.client import connect
 
     port = free_port()
-    config = tmp_path / "station.toml"
-    config.write_text(f"""
-[journal]
-path = "{tmp_path / 'j.db'}"
-[api]
-bind = "127.0.0.1:{port}"
-demo_tokens = true
-""")
+    config = demo_station_config(tmp_path, port)
     proc = station("run", "--config", str(config), "--log-level", "info",
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
