@@ -37,7 +37,7 @@ from drivers.recognition.passage import PassageSettings
 from drivers.recognition.ranksuit import RankSuitModel
 from drivers.recognition.scanner import Scanner
 from drivers.recognition.source import frames, open_source
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 
 #: What the accuracy clips look like: a camera over the landing spot.
 ACCURACY_SCENE = Scene(width=640, height=480, card_width=170, seed=31)

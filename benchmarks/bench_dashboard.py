@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from drivers.simulated import simulate
-from station.roads import scoreboards
+from drivers.sim.dealer import simulate
+from station.core.roads import scoreboards
 from tests.browser.pit import deal_rounds, login, send
 from tests.service.kit import make_config, serve
 
@@ -27,7 +27,7 @@ CARDS = 20
 
 def _shoe_results(rounds: int) -> list[dict[str, object]]:
     """The results of `rounds` rounds of a seeded shoe (no station needed)."""
-    from station.table import Table
+    from station.core.table import Table
 
     table = Table()
     for event in simulate(2026, decks=8):

@@ -22,9 +22,9 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import connect
 
-from drivers.pty_port import PtyPort
-from drivers.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
-from station.tokens import new_token, token_hash
+from drivers.sim.pty import PtyPort
+from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
+from station.live.tokens import new_token, token_hash
 from tests.netkit import free_port
 
 CARDS = 2000

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from station import paytables
-from station.cards import ALL_CARDS, POINTS
-from station.odds import Analysis, Analyzer, full_shoe, round_tables, seed_bets
-from station.rules import PUNTO_BANCO, Tableau
+from station.core import paytables
+from station.core.cards import ALL_CARDS, POINTS
+from station.core.odds import Analysis, Analyzer, full_shoe, round_tables, seed_bets
+from station.core.rules import PUNTO_BANCO, Tableau
 
 
 def straightforward(

@@ -19,9 +19,9 @@ from typing import Any
 from drivers.config import ReaderConfig
 from drivers.decoding import FrameDecoder
 from drivers.framing import encode_frame, make_framer
-from drivers.pty_port import PtyPort
 from drivers.serial_reader import SerialReader
-from station.cards import ALL_CARDS
+from drivers.sim.pty import PtyPort
+from station.core.cards import ALL_CARDS
 
 FRAMES = 200_000
 CHUNK = 4096

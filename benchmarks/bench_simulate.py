@@ -12,7 +12,7 @@ import time
 
 import orjson
 
-from drivers.simulated import parse_faults, simulate
+from drivers.sim.dealer import parse_faults, simulate
 
 EVENTS = 128_000
 RUNS = 3

@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 
 from drivers.recognition import Image
-from station.cards import parse_card
+from station.core.cards import parse_card
 
 SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from calibration.references import labelled_photos, load
 from drivers.recognition import Recogniser
-from station.cards import RANKS, SUITS
+from station.core.cards import RANKS, SUITS
 
 
 @dataclass

@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 
 Image = npt.NDArray[Any]
 

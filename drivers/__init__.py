@@ -55,5 +55,5 @@ def create_reader(config: ReaderConfig) -> CardReader:
 
 
 register("serial", "drivers.serial_reader:SerialReader")
-register("sim", "drivers.sim_reader:SimReader")
+register("sim", "drivers.sim.bot:SimReader")
 register("camera", "drivers.camera:CameraReader")

@@ -104,8 +104,8 @@ class CameraSettings:
 def make_recogniser(settings: CameraSettings, codec: str) -> Recogniser:
     """The recogniser `settings` names (raises ConfigError for a bad model)."""
     if settings.recogniser == "barcode":
+        from drivers.codecs import make_codec
         from drivers.recognition.barcode import BarcodeRecogniser
-        from station.cards import make_codec
 
         return BarcodeRecogniser(make_codec(codec))
     from drivers.recognition.ranksuit import ModelError, RankSuitModel

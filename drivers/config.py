@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drivers.codecs import CodecError, make_codec
 from drivers.framing import FRAMINGS
-from station.cards import CodecError, make_codec
 
 PARITIES = ("N", "E", "O", "M", "S")
 BYTESIZES = (5, 6, 7, 8)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from drivers.codecs import Codec, make_codec
 from drivers.config import ReaderConfig
 from drivers.framing import Frame
-from station.cards import Codec, make_codec
 
 
 class FrameDecoder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from station.table import Table, Verdict
+from station.core.table import Table, Verdict
 
 WORDS: dict[str, dict[str, Any]] = {
     "shoe": {"type": "shoe"},

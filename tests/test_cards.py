@@ -8,18 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from station.cards import (
-    ALL_CARDS,
-    BURN_VALUE,
-    POINTS,
-    CodecError,
-    Index52Codec,
-    SuitRank4Codec,
-    TableCodec,
-    hand_total,
-    make_codec,
-    parse_card,
-)
+from drivers.codecs import CodecError, Index52Codec, SuitRank4Codec, TableCodec, make_codec
+from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS, hand_total, parse_card
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.plain_replay import PlainTable
-from station.cards import ALL_CARDS
-from station.table import Table
+from station.core.cards import ALL_CARDS
+from station.core.table import Table
 
 SPEC_RESULT_KEYS = ("round", "player", "banker", "player_total", "banker_total", "winner")
 

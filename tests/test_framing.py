@@ -26,7 +26,7 @@ from drivers.framing import (
     encode_frame,
     make_framer,
 )
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 
 
 def feed_all(framing: str, chunks: list[bytes], max_frame: int = 64) -> list[Frame]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from drivers.simulated import FAULTS, GATED_ONLY
+from drivers.sim.dealer import FAULTS, GATED_ONLY
 
 GOLDEN = Path(__file__).parent / "golden"
 STATION = [sys.executable, "-m", "station.cli"]

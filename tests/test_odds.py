@@ -1,5 +1,5 @@
 """Exact odds: the published 8-deck figures, and agreement with an exact rational
-enumeration (settled bet by bet through `station.settlement`) on assorted shoes."""
+enumeration (settled bet by bet through `station.core.settlement`) on assorted shoes."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 import pytest
 
-from station import paytables
-from station.cards import ALL_CARDS, POINTS, RANKS
-from station.odds import (
+from station.core import paytables
+from station.core.cards import ALL_CARDS, POINTS, RANKS
+from station.core.odds import (
     Analyzer,
     CompositionError,
     class_distribution,
@@ -26,9 +26,9 @@ from station.odds import (
     parse_composition,
     seed_bets,
 )
-from station.paytables import Paytable
-from station.results import RoundResult, round_result
-from station.settlement import settle
+from station.core.paytables import Paytable
+from station.core.results import RoundResult, round_result
+from station.core.settlement import settle
 
 TRADITIONAL = paytables.load("traditional")
 SEED = seed_bets(TRADITIONAL)
@@ -84,7 +84,7 @@ def test_outcomes_sum_to_one_and_json_shape(eight_decks: Any) -> None:
 
 # -- an exact rational reference --------------------------------------------------------------
 
-# The tableau as the spec prints it (not station.rules): banker total -> P3 points it draws on.
+# The tableau as the spec prints it (not station.core.rules): banker total -> P3 points it draws on.
 SPEC_BANKER_DRAWS = {
     0: set(range(10)),
     1: set(range(10)),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from station import paytables
-from station.paytables import LOSE, PUSH, PaytableError, parse_odds
+from station.core import paytables
+from station.core.paytables import LOSE, PUSH, PaytableError, parse_odds
 
 # bet -> (rule, side, {key: net per unit}, rounds); keys not listed lose.
 BONUS = {

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from station.results import round_result
-from station.roads import (
+from station.core.results import round_result
+from station.core.roads import (
     BigRoad,
     RoadError,
     bend,

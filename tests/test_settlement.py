@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from station import paytables
-from station.results import round_result
-from station.settlement import Bet, BetError, exact_amount, settle
+from station.core import paytables
+from station.core.results import round_result
+from station.core.settlement import Bet, BetError, exact_amount, settle
 
 TRADITIONAL = paytables.load("traditional")
 NO_COMMISSION = paytables.load("no_commission")

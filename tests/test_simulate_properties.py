@@ -13,11 +13,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drivers.shoe import MIN_CUT_DEPTH
-from drivers.simulated import FAULT_ERRORS, applicable_faults, simulate
-from station.cards import BURN_VALUE
-from station.replay import verdict_lines
-from station.table import CUT_POLICIES, Table
+from drivers.sim.dealer import FAULT_ERRORS, applicable_faults, simulate
+from drivers.sim.shoe import MIN_CUT_DEPTH
+from station.core.cards import BURN_VALUE
+from station.core.table import CUT_POLICIES, Table
+from station.live.replay import verdict_lines
 from tests.test_simulated import drawn
 
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,15 +11,7 @@ from typing import Any
 
 import pytest
 
-from drivers.shoe import (
-    CUT_CARD,
-    MIN_CUT_DEPTH,
-    ShoeEmpty,
-    VirtualShoe,
-    parse_cut_depth,
-    resolve_cut_depth,
-)
-from drivers.simulated import (
+from drivers.sim.dealer import (
     FAULT_ERRORS,
     FAULTS,
     GATED_ONLY,
@@ -29,8 +21,16 @@ from drivers.simulated import (
     parse_faults,
     simulate,
 )
-from station.cards import ALL_CARDS
-from station.table import Table
+from drivers.sim.shoe import (
+    CUT_CARD,
+    MIN_CUT_DEPTH,
+    ShoeEmpty,
+    VirtualShoe,
+    parse_cut_depth,
+    resolve_cut_depth,
+)
+from station.core.cards import ALL_CARDS
+from station.core.table import Table
 
 STATION = [sys.executable, "-m", "station.cli"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from station.table import Table
+from station.core.table import Table
 from tests.spec import ROOT, examples, examples_file, matches
 
 EXAMPLES = examples()

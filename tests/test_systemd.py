@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from station.sdnotify import Notifier
+from station.live.sdnotify import Notifier
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "systemd" / "baccarat-station.service"

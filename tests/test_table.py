@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from station.table import EXPLANATIONS, Table
+from station.core.table import EXPLANATIONS, Table
 from tests.tablekit import BURNED, errors, play, roles
 
 # A complete natural round after BURNED + close: player 9, banker 2.
@@ -293,7 +293,7 @@ def test_ungated_cut_mid_round_one_more() -> None:
 
 
 def test_every_code_has_an_explanation() -> None:
-    from station import table
+    from station.core import table
 
     for code in (*table.ERRORS, *table.REJECTIONS):
         assert EXPLANATIONS[code]

@@ -1,7 +1,7 @@
 """The drawing rules, case by case: the player rule and all 8 x 10 banker cases.
 
 The expected draws are written out here from the spec's table, independently of
-station.rules, and checked through the real state machine.
+station.core.rules, and checked through the real state machine.
 """
 
 from __future__ import annotations

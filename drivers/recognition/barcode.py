@@ -1,5 +1,5 @@
 """The `barcode` recogniser: the code printed on the card, read with pyzbar (libzbar0),
-and turned into a card by the same codecs as the serial reader (`station.cards`).
+and turned into a card by the same codecs as the serial reader (`station.core.cards`).
 
 No code found, a payload the codec does not know, or two codes naming different cards
 are all an unreadable card: never a guess.
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import cv2
 
+from drivers.codecs import Codec
 from drivers.recognition import Image, Reading
 from drivers.recognition.cardfind import find_card
-from station.cards import Codec
 
 
 class BarcodeRecogniser:

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from drivers.recognition import Image, Reading
 from drivers.recognition.cardfind import aspect, find_card, straighten
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 
 MODEL_FORMAT = "baccarat-station/rank-suit/1"
 #: Straightened card width in pixels (the height follows the deck's aspect ratio).

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from station.api import events, history, live, odds, reads, web
-from station.service import Station
-from station.tokens import TokenStore
+from station.live.service import Station
+from station.live.tokens import TokenStore
 
 log = logging.getLogger("station.api")
 

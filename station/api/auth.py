@@ -11,8 +11,8 @@ import logging
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
-from station.service import Station
-from station.tokens import Identity, TokenStore, allows
+from station.live.service import Station
+from station.live.tokens import Identity, TokenStore, allows
 
 log = logging.getLogger("station.api")
 

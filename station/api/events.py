@@ -14,8 +14,8 @@ import orjson
 from fastapi import APIRouter, HTTPException, Request
 
 from station.api.auth import EVENT_ROLE, check_role, identify, refuse, require_ready
-from station.service import NotReady
-from station.table import EVENT_TYPES
+from station.core.table import EVENT_TYPES
+from station.live.service import NotReady
 
 router = APIRouter()
 MAX_BODY = 64 * 1024

@@ -21,10 +21,10 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
-from station.journal import export_line, read_rows
-from station.roads import scoreboards
-from station.service import Station
-from station.table import Table
+from station.core.roads import scoreboards
+from station.core.table import Table
+from station.live.journal import export_line, read_rows
+from station.live.service import Station
 
 router = APIRouter()
 PAGE = 1000

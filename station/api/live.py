@@ -16,7 +16,7 @@ import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 
 from station.api.auth import require_read, require_ready
-from station.journal import read_rows
+from station.live.journal import read_rows
 
 router = APIRouter()
 BACKFILL_PAGE = 1000

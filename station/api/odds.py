@@ -19,13 +19,13 @@ from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
 from station.api.history import follower_of
-from station.table import Table
+from station.core.table import Table
 
 router = APIRouter()
 DEFAULT_PAYTABLE = "traditional"
 
 if TYPE_CHECKING:  # numpy is imported on first use, not when the app starts
-    from station.odds import Analyzer
+    from station.core.odds import Analyzer
 
 
 def round_composition(table: Table) -> tuple[dict[str, int], int] | None:
@@ -44,8 +44,8 @@ def round_composition(table: Table) -> tuple[dict[str, int], int] | None:
 
 def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
     """One compiled analyzer per paytable name (compiling takes a moment; analysing, not)."""
-    from station.odds import Analyzer, seed_bets
-    from station.paytables import load
+    from station.core.odds import Analyzer, seed_bets
+    from station.core.paytables import load
 
     state = conn.app.state
     cache: dict[str, Analyzer] | None = getattr(state, "odds_analyzers", None)
@@ -82,7 +82,7 @@ async def get_odds(
     if found is None:
         answer["reason"] = "no shoe in play"
     else:
-        from station.odds import CompositionError
+        from station.core.odds import CompositionError
 
         analyzer = await asyncio.to_thread(analyzer_of, request, paytable)
         composition, number = found

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from station.api.auth import require_read, require_ready
-from station.journal import Row, read_rows
+from station.live.journal import Row, read_rows
 
 router = APIRouter()
 

@@ -16,8 +16,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
 
 from station.api.auth import EVENT_ROLE, identify, station_of
-from station.table import EXPLANATIONS
-from station.tokens import RANK
+from station.core.table import EXPLANATIONS
+from station.live.tokens import RANK
 
 router = APIRouter()
 WEB = Path(__file__).resolve().parent.parent / "web"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from station.config import StationConfig
+    from station.live.config import StationConfig
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 def load_config(args: argparse.Namespace, prog: str) -> StationConfig | None:
     """The config named by --config, or None after printing why it cannot be used."""
-    from station.config import ConfigError, load
+    from station.live.config import ConfigError, load
 
     try:
         return load(args.config)

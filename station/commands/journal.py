@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from station.journal import Journal, JournalError
+    from station.live.journal import Journal, JournalError
 
     prog = f"journal {args.action}"
     path = args.journal

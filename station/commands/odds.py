@@ -15,7 +15,7 @@ from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_OK, EXIT_USAGE, positive_int
 
 if TYPE_CHECKING:
-    from station.odds import Analysis, Analyzer
+    from station.core.odds import Analysis, Analyzer
 
 EXIT_BAD_LINE = 1  # some composition line could not be analysed (each one is reported)
 
@@ -64,9 +64,9 @@ def add_paytable_option(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import orjson
 
-    from station.odds import Analyzer, full_shoe, seed_bets
-    from station.paytables import PaytableError
-    from station.paytables import load as load_paytable
+    from station.core.odds import Analyzer, full_shoe, seed_bets
+    from station.core.paytables import PaytableError
+    from station.core.paytables import load as load_paytable
 
     try:
         paytable = load_paytable(args.paytable)
@@ -108,7 +108,7 @@ def answer_each(
     as `{"line", "error"}` in JSON) and the rest still answered."""
     import orjson
 
-    from station.odds import CompositionError, parse_composition
+    from station.core.odds import CompositionError, parse_composition
 
     status = EXIT_OK
     out = sys.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
-from station.table import CUT_POLICIES, Table
+from station.core.table import CUT_POLICIES, Table
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments or an unreadable file (argparse exits with 2 too)

@@ -2,7 +2,7 @@
 
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
-and `advantage`, the bets open in that round whose edge is negative (`station.odds`).
+and `advantage`, the bets open in that round whose edge is negative (`station.core.odds`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from station.commands.options import (
 )
 
 if TYPE_CHECKING:
-    from station.odds import Analyzer
-    from station.replay import Extension
-    from station.table import Table
+    from station.core.odds import Analyzer
+    from station.core.table import Table
+    from station.live.replay import Extension
 
 
 def add_parser(sub: Any) -> None:
@@ -52,16 +52,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from station.replay import replay
+    from station.live.replay import replay
 
     if not resolve_table_options(args, "replay"):
         return EXIT_USAGE
     table = table_from_args(args)
     extension = None
     if args.odds:
-        from station.odds import Analyzer, seed_bets
-        from station.paytables import PaytableError
-        from station.paytables import load as load_paytable
+        from station.core.odds import Analyzer, seed_bets
+        from station.core.paytables import PaytableError
+        from station.core.paytables import load as load_paytable
 
         try:
             paytable = load_paytable(args.paytable)
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 def live_edge_extension(analyzer: Analyzer) -> Extension:
     """Adds `odds` to the rows that complete or void a round: the next round's live edge,
     or null when the shoe is finished (no next round) or too few cards are left."""
-    from station.odds import CompositionError
+    from station.core.odds import CompositionError
 
     def extend(table: Table, event: dict[str, Any], row: dict[str, Any]) -> None:
         if row.get("result") is None and row.get("voided_round") is None:

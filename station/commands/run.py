@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from drivers import create_reader
     from drivers.config import ConfigError as ReaderConfigError
     from station.api import create_app
-    from station.config import ConfigError
-    from station.sdnotify import Notifier
-    from station.service import Station
-    from station.tokens import TokenStore
+    from station.live.config import ConfigError
+    from station.live.sdnotify import Notifier
+    from station.live.service import Station
+    from station.live.tokens import TokenStore
 
     config = load_config(args, "run")
     if config is None:

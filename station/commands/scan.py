@@ -46,8 +46,8 @@ def configured_camera(path: Path | None) -> tuple[CameraSettings, str] | None:
     `drivers.config.ConfigError` naming the file and the key if they cannot be used."""
     from drivers.camera import CameraSettings
     from drivers.config import ConfigError
-    from station.config import ConfigError as StationConfigError
-    from station.config import load
+    from station.live.config import ConfigError as StationConfigError
+    from station.live.config import load
 
     if path is None:
         return None

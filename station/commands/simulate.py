@@ -23,7 +23,7 @@ BATCH = 4096  # events per write: one syscall per batch keeps 100k-event streams
 
 
 def _cut_depth(text: str) -> int | float:
-    from drivers.shoe import parse_cut_depth
+    from drivers.sim.shoe import parse_cut_depth
 
     try:
         return parse_cut_depth(text)
@@ -73,8 +73,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import orjson
 
-    from drivers.shoe import DEFAULT_CUT_DEPTH
-    from drivers.simulated import FaultSpecError, parse_faults, simulate
+    from drivers.sim.dealer import FaultSpecError, parse_faults, simulate
+    from drivers.sim.shoe import DEFAULT_CUT_DEPTH
 
     if not resolve_table_options(args, "simulate"):
         return EXIT_USAGE

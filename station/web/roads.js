@@ -1,5 +1,5 @@
 // The roads drawn as SVG from /api/history's `roads` (computed and tested in
-// station/roads.py: this file only draws the cells where they were placed).
+// station/core/roads.py: this file only draws the cells where they were placed).
 // Colour is never the only signal: beads carry B/P/T, the big road B/P, and each
 // derived-road mark has a different shape for red and blue and a title.
 

@@ -14,12 +14,12 @@ from typing import Any
 import uvicorn
 from playwright.sync_api import Locator, Page, expect
 
-from drivers.simulated import simulate
+from drivers.sim.dealer import simulate
 from station.api import create_app
 from station.api.auth import EVENT_ROLE
-from station.config import StationConfig
-from station.service import Station
-from station.tokens import TokenStore
+from station.live.config import StationConfig
+from station.live.service import Station
+from station.live.tokens import TokenStore
 from tests.service.kit import Running
 
 # The burn reveal 2H burns two cards; then round 1: player 9S KH = 9 (natural), banker

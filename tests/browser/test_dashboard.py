@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Page, expect
 
-from station.cards import ALL_CARDS
-from station.table import EXPLANATIONS
+from station.core.cards import ALL_CARDS
+from station.core.table import EXPLANATIONS
 from tests.browser.pit import (
     BURN,
     ROUND_1,

@@ -19,7 +19,7 @@ import pytest
 
 from calibration.synthetic import Scene, cache_dir, write_stills
 from drivers.recognition.ranksuit import RankSuitModel
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 
 TEST_SCENE = Scene(width=480, height=360, card_width=150, seed=41)
 #: Reference photos: the same camera, a card laid still, a little less noise.

@@ -7,7 +7,7 @@ import numpy as np
 import segno
 
 from calibration.synthetic import render_deck
-from station.cards import Codec
+from drivers.codecs import Codec
 
 
 def print_code(card: np.ndarray, payload: str) -> np.ndarray:

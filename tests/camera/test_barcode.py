@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from calibration.synthetic import Camera, film, shuffled
+from drivers.codecs import make_codec
 from drivers.recognition.barcode import BarcodeRecogniser
 from drivers.recognition.passage import PassageSettings
 from drivers.recognition.scanner import Scanner
 from drivers.recognition.source import frames, open_source
-from station.cards import make_codec
 from tests.camera.kit import TEST_SCENE, needs_designs
 from tests.camera.printing import coded_deck, print_code
 

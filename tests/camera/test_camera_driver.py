@@ -14,8 +14,8 @@ import pytest
 from calibration.synthetic import film, make_clip, shuffled
 from drivers import create_reader
 from drivers.camera import CameraReader
+from drivers.codecs import make_codec
 from drivers.config import ConfigError, from_mapping
-from station.cards import make_codec
 from tests.camera.kit import TEST_SCENE, model_file, needs_designs
 from tests.camera.printing import coded_deck
 

@@ -10,7 +10,7 @@ import pytest
 
 from calibration.synthetic import TUNING_DESIGNS
 from drivers.recognition.ranksuit import ModelError, RankSuitModel
-from station.cards import ALL_CARDS
+from station.core.cards import ALL_CARDS
 from tests.camera.kit import labelled, model, photo, references
 
 

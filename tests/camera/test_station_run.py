@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 
 from calibration.synthetic import make_clip, shuffled
-from station.journal import Journal
-from station.tokens import new_token, token_hash
+from station.live.journal import Journal
+from station.live.tokens import new_token, token_hash
 from tests.camera.kit import TEST_SCENE, model_file
 from tests.netkit import free_port
 

@@ -22,12 +22,12 @@ from typing import Any
 import httpx
 from websockets.sync.client import connect
 
-from drivers.pty_port import PtyPort
-from drivers.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
-from station.journal import Journal, read_rows
-from station.snapshot import take
-from station.table import Table
-from station.tokens import new_token, token_hash
+from drivers.sim.pty import PtyPort
+from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
+from station.core.snapshot import take
+from station.core.table import Table
+from station.live.journal import Journal, read_rows
+from station.live.tokens import new_token, token_hash
 from tests.netkit import free_port
 
 KILLS = 20

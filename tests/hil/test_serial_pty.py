@@ -3,7 +3,7 @@ reads a real pseudo-terminal that plays the shoe's side.
 
 Unplugging is closing the pty's master (the reader's reads fail, as with a pulled USB
 cable); the port coming back is a new pty behind the same symlink. The rules core
-(`station.table.Table`) judges what the driver reports, as the live station does.
+(`station.core.table.Table`) judges what the driver reports, as the live station does.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from drivers.config import ReaderConfig
 from drivers.decoding import FrameDecoder
 from drivers.framing import encode_frame, make_framer
-from drivers.pty_port import PtyPort
 from drivers.serial_reader import SerialReader
-from drivers.shoe_rig import parse_rig_faults, rig_events
-from station.table import ERRORS, SCANNER_FAULT, Table
+from drivers.sim.pty import PtyPort
+from drivers.sim.rig import parse_rig_faults, rig_events
+from station.core.table import ERRORS, SCANNER_FAULT, Table
 from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
 
@@ -78,7 +78,7 @@ def test_cards_through_a_pty_and_the_stop_command_back(
     config = config_for(shoe.link or Path(), framing=framing, codec=codec, prefix=b"]")
     reader = SerialReader(config)
     cards = ["AS", "TD", "KH", "9C"]
-    from station.cards import make_codec
+    from drivers.codecs import make_codec
 
     encode = make_codec(codec).encode
     sink = CollectingSink()

@@ -18,9 +18,9 @@ import uvicorn
 
 from drivers.base import CardReader
 from station.api import create_app
-from station.config import ApiConfig, JournalConfig, StationConfig, TableConfig, TokenEntry
-from station.service import Station
-from station.tokens import TokenStore, new_token, token_hash
+from station.live.config import ApiConfig, JournalConfig, StationConfig, TableConfig, TokenEntry
+from station.live.service import Station
+from station.live.tokens import TokenStore, new_token, token_hash
 
 ROLES = ("viewer", "dealer", "supervisor", "rig")
 

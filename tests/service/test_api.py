@@ -12,8 +12,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from station.journal import Journal
-from station.table import Table
+from station.core.table import Table
+from station.live.journal import Journal
 from tests.service.kit import Running, make_config, serve
 
 ROUND = [

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from drivers.config import ReaderConfig
-from drivers.sim_reader import SimSettings
-from station.config import ConfigError, StationConfig, load
+from drivers.sim.bot import SimSettings
+from station.live.config import ConfigError, StationConfig, load
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from station.api.auth import EVENT_ROLE
-from station.odds import Analyzer, seed_bets
-from station.paytables import load
-from station.roads import scoreboards
-from station.table import EXPLANATIONS, Table
+from station.core.odds import Analyzer, seed_bets
+from station.core.paytables import load
+from station.core.roads import scoreboards
+from station.core.table import EXPLANATIONS, Table
 from tests.service.kit import Running, make_config, serve
 
 BURN = [{"type": "card", "card": c} for c in ("2H", "KS", "QD")]

@@ -12,9 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from station.journal import Journal, JournalError, Pending, notice
-from station.replay import replay
-from station.table import Table
+from station.core.table import Table
+from station.live.journal import Journal, JournalError, Pending, notice
+from station.live.replay import replay
 
 SHOE = [
     {"type": "shoe"}, {"type": "card", "card": "3H"},
@@ -90,7 +90,7 @@ def test_edited_row_is_detected(tmp_path: Path) -> None:
 
 def test_edited_verdict_is_detected_even_with_a_fixed_hash(tmp_path: Path) -> None:
     """Someone who recomputes the whole chain still cannot change what the rules say."""
-    from station.journal import row_hash
+    from station.live.journal import row_hash
 
     journal, _ = write(tmp_path / "j.db")
     journal.close()
@@ -170,8 +170,8 @@ def test_other_table_settings_are_refused(tmp_path: Path) -> None:
 
 CRASHER = """
 import os, sys
-from station.journal import Journal, Pending
-from station.table import Table
+from station.live.journal import Journal, Pending
+from station.core.table import Table
 j = Journal(sys.argv[1]); t = Table(); j.start("t1", t)
 j.append([Pending("api", "x", {"type": "shoe"}, t.apply({"type": "shoe"}))])
 for i in range(200):

@@ -120,8 +120,8 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
 
 def test_journal_verify_exit_codes(tmp_path: Path) -> None:
     assert main(["journal", "verify", "--journal", str(tmp_path / "none.db")]) == 2
-    from station.journal import Journal
-    from station.table import Table
+    from station.core.table import Table
+    from station.live.journal import Journal
 
     with Journal(tmp_path / "j.db") as journal:
         journal.start("t", Table())

@@ -16,8 +16,8 @@ import httpx
 
 from drivers import create_reader
 from drivers.config import from_mapping
-from drivers.pty_port import PtyPort
-from station.config import SignalsConfig
+from drivers.sim.pty import PtyPort
+from station.live.config import SignalsConfig
 from tests.service.kit import make_config, serve
 
 

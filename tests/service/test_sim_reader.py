@@ -12,11 +12,11 @@ import pytest
 
 from drivers import create_reader
 from drivers.config import ConfigError, from_mapping
-from drivers.sim_reader import SimReader, SimSettings
-from station.config import TableConfig
-from station.journal import Journal
-from station.snapshot import TableSnapshot, take
-from station.table import Table
+from drivers.sim.bot import SimReader, SimSettings
+from station.core.snapshot import TableSnapshot, take
+from station.core.table import Table
+from station.live.config import TableConfig
+from station.live.journal import Journal
 from tests.service.kit import make_config, serve
 
 FAST = SimSettings(seed=3, card_interval=0.5, betting_time=2.0, shuffle_time=5.0,

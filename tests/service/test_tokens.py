@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from station.cli import main
-from station.config import TokenEntry
-from station.tokens import TokenStore, allows, read_token_file, token_hash
+from station.live.config import TokenEntry
+from station.live.tokens import TokenStore, allows, read_token_file, token_hash
 
 
 def config_file(tmp_path: Path) -> Path:

@@ -4,7 +4,7 @@ The dealer plays a shoe the way a dealer at a Punto Banco table does: `shoe`, th
 reveal and its burns, then rounds (`close_bets`, P1 B1 P2 B2, third cards by the
 tableau) until the cut card has come out and the rounds it allows are dealt. It reads
 the rules data (`PUNTO_BANCO`, `BURN_VALUE`, `POINTS`) itself and never asks
-`station.table.Table` what to do, so a test that runs the real `Table` over the stream
+`station.core.table.Table` what to do, so a test that runs the real `Table` over the stream
 checks the table against an independent dealer instead of against itself.
 
 Every event is a replay-format dict with extra keys the rules ignore:
@@ -70,7 +70,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from drivers.shoe import (
+from drivers.sim.shoe import (
     CUT_CARD,
     DEFAULT_CUT_DEPTH,
     MIN_CUT_DEPTH,
@@ -78,9 +78,9 @@ from drivers.shoe import (
     VirtualShoe,
     resolve_cut_depth,
 )
-from station.cards import ALL_CARDS, BURN_VALUE, POINTS
-from station.rules import PUNTO_BANCO, Tableau
-from station.table import (
+from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS
+from station.core.rules import PUNTO_BANCO, Tableau
+from station.core.table import (
     BURN_EXCESS,
     BURN_INCOMPLETE,
     CARD_WHILE_SUSPENDED,

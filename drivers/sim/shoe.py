@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from station.cards import ALL_CARDS, parse_card
+from station.core.cards import ALL_CARDS, parse_card
 
 #: What `VirtualShoe.draw` returns when the cut card comes out (no card code is 3 letters).
 CUT_CARD = "cut"

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from station.config import SignalsConfig
+from station.live.config import SignalsConfig
 
-log = logging.getLogger("station.signals")
+log = logging.getLogger("station.live.signals")
 
 #: Called when a notice could not be delivered: (url, notice, last error in words).
 GiveUp = Callable[[str, dict[str, Any], str], None]

@@ -10,11 +10,11 @@ Every bet comes back with one outcome:
   never accepted, whatever then happened to the round.
 - `refund`: the round was voided (`result` None); the stake is returned.
 - `win`, `push`, `loss`: from the rule's outcome key and the paytable (see
-  `station.paytables`). `returned` is what goes back to the player: stake plus winnings,
+  `station.core.paytables`). `returned` is what goes back to the player: stake plus winnings,
   the stake, or nothing.
 
 The outcome keys are read from the `RoundResult` flags of the rules core, so settlement
-and the round's record cannot disagree; `station.odds` computes the same rules over all
+and the round's record cannot disagree; `station.core.odds` computes the same rules over all
 possible rounds, and the tests check one against the other.
 """
 
@@ -26,8 +26,8 @@ from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 from typing import Any, Literal
 
-from station.paytables import BetSpec, Paytable
-from station.results import RoundResult
+from station.core.paytables import BetSpec, Paytable
+from station.core.results import RoundResult
 
 Outcome = Literal["win", "loss", "push", "refused", "refund"]
 

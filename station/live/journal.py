@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.table import Table
+from station.core.table import Table
 
 GENESIS = "0" * 64
 SCHEMA = """

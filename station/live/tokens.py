@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from station.config import ROLES, ConfigError, TokenEntry
+from station.live.config import ROLES, ConfigError, TokenEntry
 
 RANK = {role: rank for rank, role in enumerate(ROLES)}  # viewer < dealer < supervisor < rig
 

@@ -37,7 +37,7 @@ Each bet has a `rule` (what decides it; settlement and odds both know every rule
 Odds are strings `"N:M"` (net winnings N for a stake of M, decimals allowed: `"0.95:1"`,
 `"1:2"`, `"7:2"`), `"push"` (the stake comes back) or `"lose"`; an outcome key that is
 left out loses. Odds must be terminating decimals (M's prime factors are 2 and 5 once
-reduced) so that every payout of a decimal stake is exact money (`station.settlement`).
+reduced) so that every payout of a decimal stake is exact money (`station.core.settlement`).
 """
 
 from __future__ import annotations

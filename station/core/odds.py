@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from station.cards import ALL_CARDS, POINTS, RANKS, parse_card
-from station.paytables import LOSE, BetSpec, Paytable
-from station.paytables import load as load_paytable
-from station.rules import PUNTO_BANCO, Tableau
+from station.core.cards import ALL_CARDS, POINTS, RANKS, parse_card
+from station.core.paytables import LOSE, BetSpec, Paytable
+from station.core.paytables import load as load_paytable
+from station.core.rules import PUNTO_BANCO, Tableau
 
 MIN_CARDS = 6  # the most cards one round can take
 ADVANTAGE_BELOW = -1e-12  # an edge under this is player-favourable (not float noise)

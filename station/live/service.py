@@ -30,13 +30,13 @@ import orjson
 
 from drivers.base import CardReader
 from drivers.config import parse_bytes
-from station.config import StationConfig
-from station.journal import Journal, Pending, Row, notice
-from station.signals import WebhookSender
-from station.snapshot import TableSnapshot, take
-from station.table import EXPLANATIONS
+from station.core.snapshot import TableSnapshot, take
+from station.core.table import EXPLANATIONS
+from station.live.config import StationConfig
+from station.live.journal import Journal, Pending, Row, notice
+from station.live.signals import WebhookSender
 
-log = logging.getLogger("station.service")
+log = logging.getLogger("station.live.service")
 
 #: Events a reader may send; a driver may allow more with `extra_event_types` (the sim).
 READER_EVENTS = frozenset({"card", "cut", "fault"})

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.table import Table
+from station.core.table import Table
 
 CHUNK = 256 * 1024
 

@@ -1,8 +1,8 @@
 """The live `sim` reader for the demo: a dealer bot and a demo supervisor at a real pace.
 
-Unlike `drivers.simulated` (a whole event stream decided in advance, for replay tests),
+Unlike `drivers.sim.dealer` (a whole event stream decided in advance, for replay tests),
 this driver plays against the live station: it looks at the station's committed state
-(`sink.view()`, a `station.snapshot.TableSnapshot`) and does what a dealer would do next:
+(`sink.view()`, a `station.core.snapshot.TableSnapshot`) and does what a dealer would do next:
 shuffle and start a shoe when none is in play, close bets after the betting time, draw
 the card that is due from its `VirtualShoe` (reporting the cut card as it passes). Now
 and then the reader "fails" (an unreadable card, or the reader dropping off), and a demo
@@ -30,8 +30,8 @@ from typing import Any, Protocol
 
 from drivers.base import ReaderSink
 from drivers.config import ConfigError, ReaderConfig
-from drivers.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
-from station.snapshot import TableSnapshot
+from drivers.sim.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
+from station.core.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
 SETTLE_TIMEOUT = 5.0

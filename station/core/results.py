@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from station.cards import POINTS
+from station.core.cards import POINTS
 
 Winner = Literal["player", "banker", "tie"]
 

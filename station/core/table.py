@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
-from station.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
-from station.results import RoundResult, round_result
-from station.rules import PUNTO_BANCO, Tableau
+from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
+from station.core.results import RoundResult, round_result
+from station.core.rules import PUNTO_BANCO, Tableau
 
 CutPolicy = Literal["one_more", "last_round"]
 CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round")

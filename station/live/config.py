@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from drivers.config import ReaderConfig, parse_bytes
-from station.table import CUT_POLICIES, Table
+from station.core.table import CUT_POLICIES, Table
 
-ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.tokens.RANK`
+ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
 
 
 class ConfigError(Exception):
@@ -68,7 +68,7 @@ class JournalConfig:
 
 @dataclass(frozen=True)
 class TokenEntry:
-    """One API token, by hash only (see `station.tokens`)."""
+    """One API token, by hash only (see `station.live.tokens`)."""
 
     name: str
     role: str

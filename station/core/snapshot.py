@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from station.table import EXPLANATIONS, Table
+from station.core.table import EXPLANATIONS, Table
 
 
 @dataclass(frozen=True, slots=True)

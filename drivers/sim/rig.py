@@ -1,6 +1,6 @@
 """The hardware-in-the-loop rig: a simulated shoe played as bytes into a serial port.
 
-The simulated dealer (`drivers.simulated`) decides the stream; the rig plays the
+The simulated dealer (`drivers.sim.dealer`) decides the stream; the rig plays the
 reader's part of it (cards, the cut card, the reader dropping off) as the bytes a real
 shoe reader sends, with the configured codec and framing, into a pty that the real
 serial driver reads. What is not a byte on a serial line (the dealer's `shoe` and
@@ -24,13 +24,13 @@ from typing import Any
 
 import orjson
 
+from drivers.codecs import Codec, make_codec
 from drivers.config import ReaderConfig
 from drivers.framing import encode_frame
-from drivers.pty_port import PtyPort
-from station.cards import Codec, make_codec
-from station.table import UNREADABLE_CARD
+from drivers.sim.pty import PtyPort
+from station.core.table import UNREADABLE_CARD
 
-#: Faults the rig injects itself (the dealer's are in `drivers.simulated.FAULTS`).
+#: Faults the rig injects itself (the dealer's are in `drivers.sim.dealer.FAULTS`).
 RIG_FAULTS = ("garbled",)
 
 Event = dict[str, Any]
@@ -44,7 +44,7 @@ def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
     """`--faults`: the dealer's faults (as `station simulate` reads them) and the rig's own,
     in one mapping of rates. `all=RATE` applies to both. Raises ValueError (a
     `FaultSpecError` for the dealer's part) saying what is wrong."""
-    from drivers.simulated import parse_faults
+    from drivers.sim.dealer import parse_faults
 
     if spec is None:
         return {}
@@ -97,7 +97,7 @@ def rig_events(
 ) -> Iterator[Event]:
     """The stream the rig plays: `station simulate`'s for these arguments, with the rig's
     own faults (`parse_rig_faults`) applied."""
-    from drivers.simulated import simulate
+    from drivers.sim.dealer import simulate
 
     rates = dict(faults or {})
     garbled = rates.pop("garbled", 0.0)
