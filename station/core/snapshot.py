@@ -1,17 +1,29 @@
 """A read-only picture of the table, published by the writer after each commit.
 
 Why: only the service's writer touches the `Table`. Everyone else (the API's `/api/state`,
-the WebSocket, the `sim` driver's dealer bot in its own thread) reads the latest
-`TableSnapshot`, an immutable value swapped in with one attribute assignment (atomic in
-Python), so readers need no lock and never see a state the journal does not have yet.
+`/api/history` and `/api/odds`, the WebSocket, the `sim` driver's dealer bot in its own
+thread) reads the latest `TableSnapshot`, an immutable value swapped in with one
+attribute assignment (atomic in Python), so readers need no lock and never see a state
+the journal does not have yet. State flows one way: the table decides, the writer
+commits, then publishes; nobody reads the journal back to learn the state.
+
+The snapshot is taken after every commit, so it is cheap: the shoe's results are a tuple
+shared with the previous snapshot until a round ends, and the heavy parts (`results`,
+`remaining`) stay out of `to_dict` (the state sent with every WebSocket batch).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
+from station.core.results import RoundResult
 from station.core.table import EXPLANATIONS, Table
+
+#: Published for `/api/history` and `/api/odds`, not in `/api/state` or the WebSocket.
+_NOT_IN_STATE = frozenset({"results", "remaining"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,35 +52,28 @@ class TableSnapshot:
     last_result: dict[str, Any] | None
     rounds_complete: int
     voided: tuple[int, ...]
+    actions: tuple[str, ...]
+    results: tuple[RoundResult, ...]
+    remaining: Mapping[str, int]
 
     @property
     def suspended(self) -> bool:
         return self.suspension is not None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The state as `/api/state` and the WebSocket show it (JSON-ready; without the
+        shoe's results and remaining cards, which `/api/history` and `/api/odds` serve)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_STATE}
         d["suspended"] = self.suspended
         return d
 
 
-def due_role(table: Table) -> str | None:
-    """What is due next as a code: `shoe`, `burn_reveal`, `burn`, `close_bets`, a card
-    role (`P1`..`B3`), or None while suspended."""
-    if not table.in_play:
-        return "shoe"
-    if table.suspension is not None:
-        return None
-    if table.reveal_due:
-        return "burn_reveal"
-    if table.burns_due:
-        return "burn"
-    if table.round is not None and table.round.due is not None:
-        return table.round.due
-    return "close_bets" if table.gated else "P1"
-
-
-def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> TableSnapshot:
-    """The snapshot of `table` now (call it from the writer only)."""
+def take(
+    table: Table, seq: int, table_id: str, suspended_since: int | None,
+    previous: TableSnapshot | None = None,
+) -> TableSnapshot:  # fmt: skip
+    """The snapshot of `table` now (call it from the writer only). With the `previous`
+    snapshot, its values that did not change are shared, not copied again."""
     rnd = table.round
     susp = table.suspension
     suspension = None
@@ -81,7 +86,20 @@ def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> 
                       for c, k in susp.later],
             "since_seq": suspended_since,
         }
-    last = table.results[-1] if table.results else None
+    results = table.results
+    cards_out = table.cards_out
+    same_shoe = previous is not None and previous.shoes_started == table.shoes_started
+    # Within a shoe, results and identified cards only ever grow: same count, same values.
+    if previous is not None and same_shoe and len(previous.results) == len(results):
+        published_results = previous.results
+    else:
+        published_results = tuple(results)
+    if (previous is not None and same_shoe
+            and previous.cards_out - previous.unreadable == cards_out - table.unreadable):
+        remaining = previous.remaining
+    else:
+        remaining = MappingProxyType(table.remaining())
+    last = results[-1] if results else None
     return TableSnapshot(
         seq=seq,
         table_id=table_id,
@@ -90,7 +108,7 @@ def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> 
         cut_policy=table.cut_policy,
         in_play=table.in_play,
         shoes_started=table.shoes_started,
-        cards_out=table.cards_out,
+        cards_out=cards_out,
         unreadable=table.unreadable,
         reveal_due=table.reveal_due,
         burns_due=table.burns_due,
@@ -98,7 +116,7 @@ def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> 
         rounds_opened=table.rounds_opened,
         round=None if rnd is None else {"number": rnd.number, "player": list(rnd.player),
                                         "banker": list(rnd.banker), "due": rnd.due},
-        due=due_role(table),
+        due=table.due(),
         expecting=table.expecting(),
         suspension=suspension,
         cut_seen=table.cut_seen,
@@ -106,4 +124,7 @@ def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> 
         last_result=None if last is None else dict(last),
         rounds_complete=len(table.results),
         voided=tuple(table.voided),
+        actions=table.actions(),
+        results=published_results,
+        remaining=remaining,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
 from station.core.results import RoundResult, round_result
@@ -132,6 +132,33 @@ ROLE_WORDS = {
 # The next role in a round after each of the first cards; after B2 the tableau decides.
 _NEXT_ROLE = {"P1": "B1", "B1": "P2", "P2": "B2"}
 
+#: What the table waits for (`Table.due`) in a supervisor's words; None: suspended.
+DUE_WORDS: dict[str | None, str] = {
+    "shoe": "new shoe",
+    None: "supervisor (resume or void)",
+    "burn_reveal": "burn reveal card",
+    "burn": "burn card",
+    "close_bets": "close bets",
+}
+DUE_WORDS.update(ROLE_WORDS.items())
+
+#: The events a dealer or supervisor chooses to send (`Table.actions` says which of them
+#: the table would act on now).
+ACTIONS = ("shoe", "close_bets", "resume", "void", "end_shoe")
+
+
+class Decision(NamedTuple):
+    """A verdict and what the event did to the suspension, as the table itself saw it.
+
+    `cleared`: the suspension in force before the event ended with it (resume, void,
+    end_shoe). `began`: a new suspension began with the event (the first error; also a
+    resume whose card is bad, which clears one suspension and begins the next).
+    """
+
+    verdict: Verdict
+    cleared: bool
+    began: bool
+
 
 @dataclass(slots=True)
 class Round:
@@ -172,6 +199,10 @@ class Table:
         self.tableau = tableau
         self.shoes_started = 0
         self.in_play = False
+        # Set where a suspension begins or ends; `decide` reads and resets them (`apply`
+        # leaves them alone, so the replay hot path pays nothing for them).
+        self._began = False
+        self._cleared = False
         self._reset_shoe()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
             "shoe": self._shoe,
@@ -210,6 +241,13 @@ class Table:
         handler = self._handlers.get(kind) if type(kind) is str else None
         return _fail(BAD_INPUT) if handler is None else handler(event)
 
+    def decide(self, event: object) -> Decision:
+        """`apply`, and say whether the event began or cleared a suspension (the writer's
+        `suspended` / `resumed` notices and the snapshot's `since_seq` come from this)."""
+        self._began = self._cleared = False
+        verdict = self.apply(event)
+        return Decision(verdict, self._cleared, self._began)
+
     # -- read-only views -----------------------------------------------------------------
 
     @property
@@ -221,19 +259,42 @@ class Table:
         """Cards that physically left the shoe in play: identified ones and unreadable ones."""
         return sum(self.copies.values()) + self.unreadable
 
+    def due(self) -> str | None:
+        """What the table waits for next, as a code: `shoe`, `burn_reveal`, `burn`,
+        `close_bets`, a card role (`P1`..`B3`), or None while suspended (a supervisor)."""
+        if not self.in_play:
+            return "shoe"
+        if self.suspension is not None:
+            return None
+        if self.reveal_due:
+            return "burn_reveal"
+        if self.burns_due:
+            return "burn"
+        rnd = self.round
+        if rnd is not None and rnd.due is not None:
+            return rnd.due
+        return "close_bets" if self.gated else "P1"
+
     def expecting(self) -> str:
         """What the station waits for next, in the words a supervisor uses."""
-        if not self.in_play:
-            return "new shoe"
-        if self.suspension is not None:
-            return "supervisor (resume or void)"
-        if self.reveal_due:
-            return "burn reveal card"
-        if self.burns_due:
+        due = self.due()
+        if due == "burn":
             return f"burn card ({self.burns_due} to go)"
-        if self.round is not None and self.round.due is not None:
-            return ROLE_WORDS[self.round.due]
-        return "close bets" if self.gated else "player first card"
+        return DUE_WORDS[due]
+
+    def actions(self) -> tuple[str, ...]:
+        """Which of `ACTIONS` the table would act on now rather than reject or ignore: a
+        shoe when none is in play; close_bets when it is due; resume while suspended; void
+        while suspended or with a round in progress; end_shoe while a shoe is in play."""
+        suspended = self.suspension is not None
+        allowed = {
+            "shoe": not self.in_play,
+            "close_bets": self.in_play and not suspended and self.due() == "close_bets",
+            "resume": suspended,
+            "void": suspended or self.round is not None,
+            "end_shoe": self.in_play,
+        }
+        return tuple(a for a in ACTIONS if allowed[a])
 
     def remaining(self) -> dict[str, int]:
         """Copies of each card still in the shoe (the station saw every identified card).
@@ -351,6 +412,7 @@ class Table:
     def _suspend(self, code: str, card: object = None) -> Verdict:
         if self.suspension is None:
             self.suspension = Suspension(code, card)
+            self._began = True
         else:
             self.suspension.later.append((code, card))
         return _fail(code)
@@ -395,13 +457,16 @@ class Table:
         if self.suspension is None:
             return _fail(NOT_SUSPENDED)
         self.suspension = None
+        self._cleared = True
         card = event.get("card")
         if card is None:
             return _ok()
         return self._card_out(card)
 
     def _void(self, event: Mapping[str, Any]) -> Verdict:
-        self.suspension = None
+        if self.suspension is not None:
+            self.suspension = None
+            self._cleared = True
         verdict = _ok()
         rnd = self.round
         if rnd is not None:

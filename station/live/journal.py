@@ -265,17 +265,17 @@ class Journal:
         for row in self.rows():
             if row.kind != "event":
                 continue
-            before = table.suspension
-            verdict = dict(table.apply(row.event))
+            decided, cleared, began = table.decide(row.event)
+            verdict = dict(decided)
             if row.verdict != verdict:
                 raise JournalError(
                     f"{self.path}: row {row.seq}: the rules now decide {_dumps(verdict)} but "
                     f"the journal says {_dumps(row.verdict)}; run `station journal verify`"
                 )
-            if table.suspension is None:
-                done.suspended_since = None
-            elif table.suspension is not before:
+            if began:
                 done.suspended_since = row.seq
+            elif cleared:
+                done.suspended_since = None
             done.events += 1
         return done
 

@@ -34,14 +34,13 @@ class TableSink:
         self.snap = take(self.table, 0, "t", None)
 
     def event(self, event: dict[str, Any]) -> None:
-        before = self.table.suspension
-        verdict = dict(self.table.apply(event))
-        self.log.append((event, verdict))
-        if self.table.suspension is None:
-            self.since = None
-        elif self.table.suspension is not before:
+        verdict, cleared, began = self.table.decide(event)
+        self.log.append((event, dict(verdict)))
+        if began:
             self.since = len(self.log)
-        self.snap = take(self.table, len(self.log), "t", self.since)
+        elif cleared:
+            self.since = None
+        self.snap = take(self.table, len(self.log), "t", self.since, self.snap)
 
     def notice(self, message: str, /, **details: Any) -> None:
         pass
