@@ -1,17 +1,14 @@
 """`GET /api/history` (the shoe's rounds and its roads) and `GET /api/export` (the journal
 as replay JSON Lines, for the dashboard's download).
 
-Why a follower: the service's `Table` belongs to its writer, which applies a batch of
-events *before* committing it, so reading it from a request could show a state the
-journal does not have yet. The follower keeps a table of its own, fed only with rows
-already committed (read back from the journal up to the published snapshot's seq), so
-the history and the odds shown are always those of the journal, like `station replay`
-of an export would give.
+The history is the published snapshot's (`TableSnapshot.results` and `voided`, taken by
+the writer after each commit), so it is always the journal's, as `station replay` of an
+export up to `seq` would give, without reading the journal back. The roads are worked
+out here, on request, once per published set of results (not on the writer's path).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -21,60 +18,38 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
+from station.core.results import RoundResult
 from station.core.roads import scoreboards
-from station.core.table import Table
+from station.core.snapshot import TableSnapshot
 from station.live.journal import export_line, read_rows
-from station.live.service import Station
 
 router = APIRouter()
 PAGE = 1000
 
 
-class Follower:
-    """A table that follows the committed journal (see the module docstring)."""
-
-    def __init__(self, station: Station) -> None:
-        self.station = station
-        self.table = station.config.table.new_table()
-        self.seq = 0
-        self._lock = asyncio.Lock()
-
-    async def sync(self) -> int:
-        """Apply the rows committed since the last call; returns the seq now followed."""
-        async with self._lock:
-            target = self.station.snapshot.seq
-            path = self.station.config.journal.path
-            while self.seq < target:
-                rows = await asyncio.to_thread(read_rows, path, self.seq,
-                                               min(PAGE, target - self.seq))  # fmt: skip
-                if not rows:
-                    break
-                for row in rows:
-                    if row.kind == "event":
-                        self.table.apply(row.event)
-                self.seq = rows[-1].seq
-            return self.seq
-
-
-def follower_of(conn: HTTPConnection) -> Follower:
-    """The app's follower, made on first use (one per app, shared by history and odds)."""
+def roads_of(conn: HTTPConnection, results: tuple[RoundResult, ...]) -> dict[str, Any]:
+    """The scoreboards of `results`, cached for the latest published results (the writer
+    shares one tuple between snapshots until a round ends, so most requests hit)."""
     state = conn.app.state
-    follower: Follower | None = getattr(state, "follower", None)
-    if follower is None:
-        follower = Follower(conn.app.state.station)
-        state.follower = follower
-    return follower
+    cached: tuple[tuple[RoundResult, ...], dict[str, Any]] | None = getattr(
+        state, "roads_cache", None
+    )
+    if cached is not None and cached[0] is results:
+        return cached[1]
+    roads = scoreboards(results)
+    state.roads_cache = (results, roads)
+    return roads
 
 
-def shoe_history(table: Table) -> dict[str, Any]:
+def shoe_history(snapshot: TableSnapshot, roads: dict[str, Any]) -> dict[str, Any]:
     """The current (or last) shoe's rounds and voided rounds, and its roads."""
-    rounds = [dict(r) for r in table.results]
     return {
-        "shoe": table.shoes_started,
-        "in_play": table.in_play,
-        "rounds": rounds,
-        "voided": list(table.voided),
-        "roads": scoreboards(rounds),
+        "seq": snapshot.seq,
+        "shoe": snapshot.shoes_started,
+        "in_play": snapshot.in_play,
+        "rounds": snapshot.results,
+        "voided": snapshot.voided,
+        "roads": roads,
     }
 
 
@@ -82,11 +57,10 @@ def shoe_history(table: Table) -> dict[str, Any]:
 async def get_history(request: Request) -> dict[str, Any]:
     """The shoe's rounds (cards, totals, winner, flags), voided rounds and roads, as of
     journal row `seq`."""
-    require_ready(request)
+    station = require_ready(request)
     require_read(request)
-    follower = follower_of(request)
-    seq = await follower.sync()
-    return {"seq": seq, **shoe_history(follower.table)}
+    snapshot = station.snapshot
+    return shoe_history(snapshot, roads_of(request, snapshot.results))
 
 
 @router.get("/api/export")

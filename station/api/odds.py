@@ -3,9 +3,9 @@
 Between rounds that is the next round, dealt from the cards left in the shoe. While a
 round is in progress its bets are closed, so the answer is the odds that round was bet
 at: the cards left plus the ones it has drawn so far. `advantage` lists the open bets
-whose edge is negative (the surveillance alert). Computed from the committed journal
-(`station.api.history.Follower`), with the traditional paytable (plus the
-no-commission banker bet), and cached per journal seq.
+whose edge is negative (the surveillance alert). Computed from the published snapshot
+(`TableSnapshot.remaining`, the journal's state at its `seq`), with the traditional
+paytable (plus the no-commission banker bet), and cached per journal seq.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
-from station.api.history import follower_of
-from station.core.table import Table
+from station.core.snapshot import TableSnapshot
 
 router = APIRouter()
 DEFAULT_PAYTABLE = "traditional"
@@ -28,18 +27,18 @@ if TYPE_CHECKING:  # numpy is imported on first use, not when the app starts
     from station.core.odds import Analyzer
 
 
-def round_composition(table: Table) -> tuple[dict[str, int], int] | None:
+def round_composition(snapshot: TableSnapshot) -> tuple[dict[str, int], int] | None:
     """The shoe the round being bet on is dealt from, and that round's number; None with
     no shoe in play."""
-    if not table.in_play:
+    if not snapshot.in_play:
         return None
-    composition = table.remaining()
-    rnd = table.round
+    composition = dict(snapshot.remaining)
+    rnd = snapshot.round
     if rnd is None:
-        return composition, table.rounds_opened + 1
-    for card, copies in Counter([*rnd.player, *rnd.banker]).items():
+        return composition, snapshot.rounds_opened + 1
+    for card, copies in Counter([*rnd["player"], *rnd["banker"]]).items():
         composition[card] = composition.get(card, 0) + copies
-    return composition, rnd.number
+    return composition, rnd["number"]
 
 
 def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
@@ -65,19 +64,18 @@ async def get_odds(
 ) -> dict[str, Any]:  # fmt: skip
     """Each bet's house edge (fraction of 1) for the round being bet on, and the bets
     open in it whose edge is negative; `odds` is null with no shoe in play."""
-    require_ready(request)
+    station = require_ready(request)
     require_read(request)
-    follower = follower_of(request)
-    seq = await follower.sync()
+    snapshot = station.snapshot
+    seq = snapshot.seq
     cache: dict[tuple[int, str], dict[str, Any]] = getattr(request.app.state, "odds_cache", {})
     key = (seq, paytable)
     if key in cache:
         return cache[key]
-    table = follower.table
-    found = round_composition(table)
+    found = round_composition(snapshot)
     answer: dict[str, Any] = {
         "seq": seq, "paytable": paytable, "odds": None,
-        "betting_closed": table.round is not None, "reason": None,
+        "betting_closed": snapshot.round is not None, "reason": None,
     }  # fmt: skip
     if found is None:
         answer["reason"] = "no shoe in play"
