@@ -11,7 +11,9 @@ the game: a card is a card, a garbled frame is an unreadable card, a lost port i
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from station.core.snapshot import TableSnapshot
 
 
 class ReaderSink(Protocol):
@@ -27,6 +29,23 @@ class ReaderSink(Protocol):
     def notice(self, message: str, /, **details: Any) -> None:
         """Something the journal must say that is not a table event: port opened,
         reconnecting in 2 s, reconnected, the rest of an over-long line (`raw`, hex)..."""
+        ...
+
+
+@runtime_checkable
+class TableViewSink(ReaderSink, Protocol):
+    """A sink that also shows the table: the station's (`station.live.service.ReaderBridge`).
+    A driver that plays against the station (the `sim` dealer bot) needs it; it checks with
+    `isinstance(sink, TableViewSink)` at start and refuses any other sink."""
+
+    def view(self) -> TableSnapshot:
+        """The latest committed table state (an immutable value; thread-safe)."""
+        ...
+
+    def settled(self, timeout: float) -> bool:
+        """Block until every event this reader sent is committed, and so in `view()`
+        (woken by the writer's publication, no polling); False on timeout or when the
+        station stops."""
         ...
 
 

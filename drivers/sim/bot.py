@@ -26,27 +26,15 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from drivers.base import ReaderSink
+from drivers.base import ReaderSink, TableViewSink
 from drivers.config import ConfigError, ReaderConfig
 from drivers.sim.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
 from station.core.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
 SETTLE_TIMEOUT = 5.0
-
-
-class TableViewSink(ReaderSink, Protocol):
-    """The service's sink, which also shows the table (the sim needs to see it)."""
-
-    def view(self) -> TableSnapshot:
-        """The latest committed table state."""
-        ...
-
-    def settled(self, timeout: float) -> bool:
-        """Wait until every event this reader sent is committed (False on timeout)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -121,16 +109,19 @@ class SimReader:
         return True
 
     def run(self, sink: ReaderSink, stop: threading.Event) -> None:
-        if not hasattr(sink, "view") or not hasattr(sink, "settled"):
-            raise TypeError("the sim driver needs the station's sink (view and settled)")
-        view_sink: TableViewSink = sink  # type: ignore[assignment]
+        if not isinstance(sink, TableViewSink):
+            raise TypeError(
+                f"the sim driver plays against the station's table, so it needs a sink that "
+                f"shows it (a drivers.base.TableViewSink, with view() and settled()); got "
+                f"{type(sink).__name__}: run it under `station run`, or give it such a sink"
+            )
         self._detail = "dealing"
         sink.notice("sim dealer started", seed=self.settings.seed)
         while not stop.is_set():
-            view_sink.settled(SETTLE_TIMEOUT)
-            snap = view_sink.view()
+            sink.settled(SETTLE_TIMEOUT)  # everything sent is in view(): never act twice
+            snap = sink.view()
             self.decks = snap.decks
-            wait = self.step(view_sink, snap, time.monotonic())
+            wait = self.step(sink, snap, time.monotonic())
             stop.wait(wait)
         self._detail = "stopped"
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from drivers.base import CardReader
+from drivers.base import CardReader, TableViewSink
 from drivers.config import parse_bytes
 from station.core.snapshot import TableSnapshot, take
 from station.core.table import EXPLANATIONS
@@ -76,8 +75,9 @@ class Subscriber:
             self.queue.put_nowait(None)
 
 
-class ReaderBridge:
-    """The `ReaderSink` the reader thread talks to; also offers the table `view()`."""
+class ReaderBridge(TableViewSink):
+    """The sink the reader thread talks to: a `drivers.base.TableViewSink` (it also offers
+    the table's `view()` and waits for its events to be committed, for the sim bot)."""
 
     def __init__(self, station: Station, loop: asyncio.AbstractEventLoop, name: str) -> None:
         self._station = station
@@ -100,13 +100,14 @@ class ReaderBridge:
 
     def settled(self, timeout: float) -> bool:
         """Wait until all this reader sent is committed, and so in `view()` (the sim dealer
-        must not act twice on one state)."""
-        deadline = time.monotonic() + timeout
-        while self._station.reader_committed < self.posted:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.001)
-        return True
+        must not act twice on one state). The writer wakes us when it publishes; False on
+        timeout, or at once when the station stops or fails."""
+        station = self._station
+        with station.published:
+            station.published.wait_for(
+                lambda: station.reader_committed >= self.posted or station.closing, timeout
+            )
+            return station.reader_committed >= self.posted
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> None:
         try:
@@ -131,6 +132,9 @@ class Station:
         self.suspended_since: int | None = None
         self.reader_committed = 0  # rows from the reader committed (written by the writer)
         self.snapshot: TableSnapshot = take(self.table, 0, config.table.id, None)
+        #: Notified (under its lock) each time the writer publishes a snapshot, and when
+        #: the station stops or fails: what `ReaderBridge.settled` waits on.
+        self.published = threading.Condition()
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
@@ -150,7 +154,8 @@ class Station:
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
         self.suspended_since = replayed.suspended_since
-        self.snapshot = take(self.table, journal.last_seq, cfg.table.id, self.suspended_since)
+        self.snapshot = take(self.table, journal.last_seq, cfg.table.id, self.suspended_since,
+                             self.snapshot)  # fmt: skip
         log.info("journal %s: replayed %d events (last row %d)", cfg.journal.path, replayed.events,
                  journal.last_seq)  # fmt: skip
         self.webhooks.start()
@@ -167,9 +172,19 @@ class Station:
         if self.on_ready is not None:
             self.on_ready()
 
+    @property
+    def closing(self) -> bool:
+        """Stopping or failed: no more commits will come (waiters stop waiting)."""
+        return self._stop_reader.is_set() or self.fatal is not None
+
+    def _wake_readers(self) -> None:
+        with self.published:
+            self.published.notify_all()
+
     async def stop(self) -> None:
         self.ready = False
         self._stop_reader.set()
+        self._wake_readers()
         if self._reader_thread is not None:
             await asyncio.to_thread(self._reader_thread.join, 5.0)
         if self._writer is not None:
@@ -260,13 +275,11 @@ class Station:
         for i, item in enumerate(items):
             p = item.pending
             if p.verdict is _DECIDE:
-                before = table.suspension
-                verdict = table.apply(p.event)
-                after = table.suspension
+                verdict, cleared, began = table.decide(p.event)
                 p = Pending(p.source, p.actor, p.event, verdict, p.ts)
-                if before is not None and after is not before:
+                if cleared:
                     changes.append((i, "resumed"))
-                if after is not None and after is not before:
+                if began:
                     changes.append((i, "suspended"))
             pendings.append(p)
         assert self.journal is not None
@@ -281,13 +294,17 @@ class Station:
             if i in suspended_at:
                 self.suspended_since = row.seq
             messages.append(orjson.dumps({"type": "row", **row.to_api()}))
-        self.snapshot = take(table, rows[-1].seq, self.config.table.id, self.suspended_since)
+        snapshot = take(table, rows[-1].seq, self.config.table.id, self.suspended_since,
+                        self.snapshot)  # fmt: skip
         bridged = 0
         for item, row in zip(items, rows, strict=True):
             bridged += item.bridged
             if item.future is not None and not item.future.done():
                 item.future.set_result(row)
-        self.reader_committed += bridged
+        with self.published:  # the new state and the reader's count together, then wake
+            self.snapshot = snapshot
+            self.reader_committed += bridged
+            self.published.notify_all()
         messages.append(orjson.dumps({"type": "state", "state": self.snapshot.to_dict()}))
         for sub in self.subscribers:
             for m in messages:
@@ -300,6 +317,7 @@ class Station:
         log.critical("%s; the station stops (restart it to replay the journal)", message)
         self.fatal = message
         self.ready = False
+        self._wake_readers()
         for item in items:
             if item.future is not None and not item.future.done():
                 item.future.set_exception(NotReady(message))
