@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from station.core.table import EXPLANATIONS, Table
-from tests.tablekit import BURNED, errors, play, roles
+from tests.tablekit import BURNED, errors, event, play, roles
 
 # A complete natural round after BURNED + close: player 9, banker 2.
 NATURAL = ["9S", "KD", "TC", "2C"]
@@ -334,3 +334,84 @@ def test_table_options_are_checked() -> None:
         Table(decks=0)
     with pytest.raises(ValueError, match="cut_policy"):
         Table(cut_policy="never")  # type: ignore[arg-type]
+
+
+# -- the suspension's changes, as the table itself reports them (`Table.decide`) -----------
+
+def changes(steps: list[object], table: Table) -> list[str]:
+    """What each event did to the suspension: "began", "cleared", "cleared began" or "".
+    A step is a tests.tablekit word or, if not a string, the raw event itself."""
+    out = []
+    for step in steps:
+        _, cleared, began = table.decide(event(step) if isinstance(step, str) else step)
+        out.append(" ".join(w for w, on in (("cleared", cleared), ("began", began)) if on))
+    return out
+
+
+#: A way to each error that suspends the table (a one-deck table: EXCESS_COPIES is cheap).
+TO_ERROR = {
+    "UNEXPECTED_CARD": [*BURNED, "close", *NATURAL, "7H"],
+    "BURN_EXCESS": [*BURNED, "7H"],
+    "BURN_INCOMPLETE": ["shoe", "AS", "close"],
+    "MISSING_CARD": [*BURNED, "close", "9S", "close"],
+    "EXCESS_COPIES": [*BURNED, "close", "9S", "9S"],
+    "UNREADABLE_CARD": [*BURNED, "?"],
+    "SCANNER_FAULT": [*BURNED, "close", "9S", "fault"],
+    "STATION_RESTART": [*BURNED, "restart"],
+}
+#: Every way out of a suspension, and what the table reports for it.
+WAYS_OUT = {"resume": "cleared", "resume:?": "cleared began", "void": "cleared",
+            "end": "cleared"}  # fmt: skip
+
+
+@pytest.mark.parametrize("way_out", WAYS_OUT)
+@pytest.mark.parametrize("code", TO_ERROR)
+def test_the_table_says_when_a_suspension_begins_and_when_it_is_cleared(
+    code: str, way_out: str
+) -> None:
+    table = Table(decks=1)
+    steps = TO_ERROR[code]
+    assert changes(list(steps), table) == [""] * (len(steps) - 1) + ["began"]
+    assert table.suspension is not None and table.suspension.code == code
+    # Every later error, and every rejection, while suspended: the same suspension.
+    later: list[object] = ["8H", "?", "fault", "restart", "close", "shoe",
+                           None, {"type": "nope"}, {"type": "card"}, "cut"]  # fmt: skip
+    assert changes(later, table) == [""] * len(later)
+    assert [c for c, _ in table.suspension.later] == [
+        "CARD_WHILE_SUSPENDED", "UNREADABLE_CARD", "SCANNER_FAULT", "STATION_RESTART"]
+    assert changes([way_out], table) == [WAYS_OUT[way_out]]
+    assert (table.suspension is not None) == WAYS_OUT[way_out].endswith("began")
+    if table.suspension is not None:  # a resume whose card is unreadable: a new one began
+        assert table.suspension.code == "UNREADABLE_CARD" and not table.suspension.later
+
+
+def test_a_resume_with_a_bad_card_clears_one_suspension_and_begins_the_next() -> None:
+    table = Table(decks=1)
+    changes([*BURNED, "close", "9S", "fault"], table)
+    assert changes(["resume:9S"], table) == ["cleared began"]  # a second 9S in one deck
+    assert table.suspension is not None and table.suspension.code == "EXCESS_COPIES"
+    assert changes(["resume:KD"], table) == ["cleared"]
+    assert table.suspension is None and table.round is not None and table.round.banker == ["KD"]
+
+
+def test_rejections_and_quiet_events_never_begin_or_clear_a_suspension() -> None:
+    table = Table()
+    idle: list[object] = ["close", "AS", "end", "resume", "void", "fault", "restart", "cut",
+                          None, {"type": "nope"}]  # fmt: skip
+    assert changes(idle, table) == [""] * len(idle)
+    dealing = ["shoe", "shoe", "resume", "void", "AS", "2S", "close", "9S", "void", "cut",
+               "close", *NATURAL]  # fmt: skip
+    assert changes(list(dealing), table) == [""] * len(dealing)
+    assert table.voided == [1] and len(table.results) == 1
+
+
+def test_ungated_a_suspension_begins_and_clears_the_same_way() -> None:
+    table = Table(gated=False)
+    assert changes([*BURNED, "9S", "fault", "close", "resume"], table) == [
+        "", "", "", "", "began", "", "cleared"]
+
+
+def test_decide_gives_apply_s_verdict() -> None:
+    words = [*BURNED, "close", "9S", "?", "resume:KD", "TC", "2C", "7H", "void", "end"]
+    decided = Table()
+    assert [decided.decide(event(w)).verdict for w in words] == play(words)
