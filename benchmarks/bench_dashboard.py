@@ -92,7 +92,7 @@ def bench_station() -> None:
             print(f"dealt {ROUNDS} rounds through the API: {events} rows in {elapsed:.1f} s")
             auth = live.headers("viewer")["Authorization"]
             for path in ("/api/history", "/api/odds", "/api/state"):
-                _get(live.url, path, auth)  # warm: the follower, the analyzer
+                _get(live.url, path, auth)  # warm: the roads, the analyzer
                 runs = [_get(live.url, path, auth) for _ in range(REQUESTS)]
                 print(f"GET {path}: {_median_ms(runs)} (median of {REQUESTS})")
             send(live, {"type": "close_bets"})

@@ -3,6 +3,7 @@ explanations, history and roads from the committed journal, the export, the odds
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +11,13 @@ import httpx
 import orjson
 import pytest
 
+from drivers.sim.dealer import simulate
 from station.api.auth import EVENT_ROLE
 from station.core.odds import Analyzer, seed_bets
 from station.core.paytables import load
 from station.core.roads import scoreboards
 from station.core.table import EXPLANATIONS, Table
+from station.live.replay import replay
 from tests.service.kit import Running, make_config, serve
 
 BURN = [{"type": "card", "card": c} for c in ("2H", "KS", "QD")]
@@ -126,3 +129,57 @@ def test_odds_between_rounds_and_during_a_round(live: Running) -> None:
     assert get(live, "/api/odds?paytable=nope").status_code == 422
     no_commission = get(live, "/api/odds?paytable=no_commission").json()
     assert no_commission["paytable"] == "no_commission" and no_commission["odds"]["next_round"] == 2
+
+
+def replayed_table(export: bytes) -> Table:
+    """A fresh `station replay` of an export: the table it leaves (its verdicts checked)."""
+    table = Table()
+    out = io.BytesIO()
+    replay(table, io.BytesIO(export), out)
+    lines = [orjson.loads(line) for line in export.splitlines()]
+    verdicts = [orjson.loads(line) for line in out.getvalue().splitlines()]
+    assert [{k: v for k, v in r.items() if k != "seq"} for r in verdicts] == [
+        line["verdict"] for line in lines]
+    return table
+
+
+def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Running) -> None:
+    """Published by the writer, not read back: still exactly what `station replay` of the
+    journal's export up to the same row gives, through faults, voids and a new shoe."""
+    events = [{k: v for k, v in e.items() if k not in ("expect", "fault")}
+              for e in simulate(7, shoes=1, faults={"all": 0.05}, rounds=14)]  # fmt: skip
+    events += [{"type": "shoe"}, *BURN, *ROUND, {"type": "close_bets"},
+               {"type": "card", "card": "AS"}]  # fmt: skip
+    analyzer = Analyzer(seed_bets(load("traditional")))
+    checked, voided = 0, 0
+    with httpx.Client(headers=live.headers("rig")) as client:
+        for i, event in enumerate(events):
+            client.post(f"{live.url}/api/events", json=event).raise_for_status()
+            if i % 13 and i != len(events) - 1:
+                continue
+            history = client.get(f"{live.url}/api/history").json()
+            odds = client.get(f"{live.url}/api/odds").json()
+            export = client.get(f"{live.url}/api/export")
+            seq = history["seq"]
+            assert odds["seq"] == seq and export.headers["content-disposition"].endswith(
+                f'-{seq}.jsonl"')
+            table = replayed_table(export.content)
+            rounds = orjson.loads(orjson.dumps(table.results))
+            assert history == {"seq": seq, "shoe": table.shoes_started, "in_play": table.in_play,
+                               "rounds": rounds, "voided": table.voided,
+                               "roads": scoreboards(rounds)}  # fmt: skip
+            assert odds["betting_closed"] == (table.round is not None)
+            if not table.in_play:
+                assert odds["odds"] is None
+            else:
+                composition = table.remaining()
+                rnd = table.round
+                for card in [] if rnd is None else [*rnd.player, *rnd.banker]:
+                    composition[card] += 1
+                number = table.rounds_opened + 1 if rnd is None else rnd.number
+                assert odds["odds"] == orjson.loads(orjson.dumps(
+                    analyzer.live_edge(composition, number)))
+            checked += 1
+            voided += len(history["voided"])
+    assert checked >= 8 and voided
+    assert table.shoes_started == 2 and table.round is not None and table.results

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import httpx
 import pytest
 
 from drivers import create_reader
+from drivers.base import ReaderSink, TableViewSink
 from drivers.config import ConfigError, from_mapping
 from drivers.sim.bot import SimReader, SimSettings
 from station.core.snapshot import TableSnapshot, take
@@ -135,3 +137,95 @@ def test_the_live_demo_plays_through_the_service(tmp_path: Path) -> None:
     assert {"demo-dealer", "sim"} <= actors
     errors = {r.verdict["error"] for r in rows if r.verdict and r.verdict["error"]}
     assert errors <= EXPECTED_ERRORS, errors
+
+
+class WatchedBot(SimReader):
+    """The sim bot, noting for each step the state it acted on and what it sent."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__(config)
+        self.acts: list[tuple[int, int, int]] = []  # (snapshot seq, sent before, after)
+
+    def step(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:
+        before = self.sent
+        wait = super().step(sink, snap, now)
+        if self.sent > before:
+            self.acts.append((snap.seq, before, self.sent))
+        return wait
+
+
+def test_the_bot_never_acts_twice_on_one_state(tmp_path: Path) -> None:
+    """Through the live service: every time the bot acts, the state it looks at already
+    has the row of the last event it sent (`settled` waits for the writer's publication)."""
+    config, tokens = make_config(tmp_path)
+    reader_config = from_mapping({"driver": "sim", "sim": {
+        "card_interval": 0, "betting_time": 0, "shuffle_time": 0, "fault_chance": 0.05,
+        "supervisor_after": 0, "seed": 8}})  # fmt: skip
+    config = dataclasses.replace(config, table=TableConfig(id="t-test", decks=1),
+                                 reader=reader_config)  # fmt: skip
+    bot = WatchedBot(reader_config)
+    with serve(config, tokens, reader=bot) as live:
+        deadline = time.monotonic() + 30
+        while len(bot.acts) < 300:
+            assert time.monotonic() < deadline, (len(bot.acts), live.station.snapshot)
+            time.sleep(0.05)
+    with Journal(config.journal.path) as journal:
+        sent_rows = [r.seq for r in journal.rows() if r.source == "reader" and r.kind == "event"]
+    acts = [a for a in bot.acts if a[2] <= len(sent_rows)]
+    assert len(acts) >= 300
+    seen = [seq for seq, _, _ in acts]
+    assert seen == sorted(set(seen))  # one action per state, states only move forward
+    for seq, before, _ in acts:
+        if before:
+            assert sent_rows[before - 1] <= seq  # the bot's last event is in what it saw
+
+
+def test_settled_wakes_when_the_writer_publishes(tmp_path: Path) -> None:
+    """A reader that waits for each of its events: woken by the commit, not a poll."""
+
+    class Waiter:
+        name = "waiter"
+
+        def __init__(self) -> None:
+            self.seen: list[tuple[bool, int, float]] = []
+            self.done = threading.Event()
+
+        def run(self, sink: ReaderSink, stop: threading.Event) -> None:
+            assert isinstance(sink, TableViewSink)
+            assert sink.settled(0)  # nothing sent yet
+            for i in range(50):
+                sink.event({"type": "fault", "detail": f"probe {i}"})
+                started = time.monotonic()
+                settled = sink.settled(5)
+                self.seen.append((settled, sink.view().seq, time.monotonic() - started))
+            self.done.set()
+            stop.wait()
+
+        def status(self) -> dict[str, Any]:
+            return {"driver": self.name, "connected": True, "detail": ""}
+
+        def send(self, data: bytes) -> bool:
+            return True  # (a card stop "sent": no notice row comes in between)
+
+    config, tokens = make_config(tmp_path)
+    waiter = Waiter()
+    with serve(config, tokens, reader=waiter):
+        assert waiter.done.wait(30)
+    with Journal(config.journal.path) as journal:
+        faults = [r.seq for r in journal.rows() if r.source == "reader"]
+    assert len(faults) == 50
+    assert all(settled for settled, _, _ in waiter.seen)
+    assert [seq for _, seq, _ in waiter.seen] == faults  # each one's own row, at once
+    assert sorted(took for _, _, took in waiter.seen)[25] < 0.5
+
+
+def test_the_bot_refuses_a_sink_that_cannot_show_the_table() -> None:
+    class Collector:
+        def event(self, event: dict[str, Any]) -> None:
+            raise AssertionError("nothing may be sent")
+
+        def notice(self, message: str, /, **details: Any) -> None:
+            raise AssertionError("nothing may be sent")
+
+    with pytest.raises(TypeError, match=r"needs a sink that shows it .*got Collector"):
+        SimReader(settings=FAST).run(Collector(), threading.Event())
