@@ -35,6 +35,7 @@ from station.core.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
 SETTLE_TIMEOUT = 5.0
+UNSETTLED_RETRY = 0.25
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,9 @@ class SimReader:
         self._detail = "dealing"
         sink.notice("sim dealer started", seed=self.settings.seed)
         while not stop.is_set():
-            sink.settled(SETTLE_TIMEOUT)  # everything sent is in view(): never act twice
+            if not sink.settled(SETTLE_TIMEOUT):  # stopping, or the writer is stuck:
+                stop.wait(UNSETTLED_RETRY)  # never act on a state without our last event
+                continue
             snap = sink.view()
             self.decks = snap.decks
             wait = self.step(sink, snap, time.monotonic())
