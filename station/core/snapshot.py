@@ -63,9 +63,12 @@ class TableSnapshot:
     def to_dict(self) -> dict[str, Any]:
         """The state as `/api/state` and the WebSocket show it (JSON-ready; without the
         shoe's results and remaining cards, which `/api/history` and `/api/odds` serve)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_STATE}
+        d = {name: getattr(self, name) for name in _STATE_FIELDS}
         d["suspended"] = self.suspended
         return d
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(TableSnapshot) if f.name not in _NOT_IN_STATE)
 
 
 def take(
