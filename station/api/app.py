@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -42,6 +43,15 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.include_router(live.router)
     for router in (history.router, odds.router, web.router):  # the dashboard's
         app.include_router(router)
+    generate_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's schema plus the event models `POST /api/events` names as its body."""
+        schema = generate_openapi()
+        schema.setdefault("components", {}).setdefault("schemas", {}).update(events.EVENT_SCHEMAS)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 
-from station.api.auth import EVENT_ROLE
+from station.core.events import EVENT_ROLES
 from station.core.odds import Analyzer, seed_bets
 from station.core.paytables import load
 from station.core.roads import scoreboards
@@ -61,7 +61,7 @@ def test_whoami_and_explanations(live: Running) -> None:
     r = httpx.get(f"{live.url}/api/whoami", headers={"Authorization": "Bearer wrong"})
     assert r.status_code == 401
     words = get(live, "/api/explanations", None).json()
-    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLE
+    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLES
     assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
 
 
