@@ -63,6 +63,10 @@ def test_whoami_and_explanations(live: Running) -> None:
     words = get(live, "/api/explanations", None).json()
     assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLES
     assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+    events = words["events"]  # the page's buttons take their words from here
+    assert events["void"]["confirm"].startswith("Void the round in progress?")
+    assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
+    assert events["card"]["reader"] is True and events["card"]["confirm"] is None
 
 
 def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
