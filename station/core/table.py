@@ -142,6 +142,24 @@ class Suspension:
     later: list[tuple[str, object]] = field(default_factory=list)
 
 
+Rule = Callable[[Mapping[str, Any]], Verdict]
+
+
+def _requiring(keys: frozenset[str], rule: Rule) -> Rule:
+    """`rule`, answering BAD_INPUT to an event without one of `keys` (the fields its type
+    requires); `rule` itself when there are none, so those events pay nothing."""
+    if not keys:
+        return rule
+
+    def checked(event: Mapping[str, Any]) -> Verdict:
+        for key in keys:
+            if key not in event:
+                return _fail(BAD_INPUT)
+        return rule(event)
+
+    return checked
+
+
 class Table:
     """One baccarat table: shoes, burns, rounds, suspensions, as events arrive."""
 
@@ -165,7 +183,7 @@ class Table:
         self._reset_shoe()
         # The rule of each type of the vocabulary (`station.core.events`), with the keys
         # an event of that type must have.
-        rules: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
+        rules: dict[str, Rule] = {
             ev.SHOE: self._shoe,
             ev.CARD: self._card,
             ev.CUT: self._cut,
@@ -177,7 +195,7 @@ class Table:
             ev.RESTART: self._restart,
         }
         self._handlers = {
-            kind: (rule, tuple(ev.VOCABULARY[kind].required - {"type"}))
+            kind: _requiring(ev.VOCABULARY[kind].required - {"type"}, rule)
             for kind, rule in rules.items()
         }
 
@@ -205,13 +223,7 @@ class Table:
         if kind == "card":  # the hot path, four events in five: `_card` inline
             return self._card_out(event["card"]) if "card" in event else _fail(BAD_INPUT)
         handler = self._handlers.get(kind) if type(kind) is str else None
-        if handler is None:
-            return _fail(BAD_INPUT)
-        rule, required = handler
-        for key in required:
-            if key not in event:
-                return _fail(BAD_INPUT)
-        return rule(event)
+        return _fail(BAD_INPUT) if handler is None else handler(event)
 
     @property
     def event_types(self) -> frozenset[str]:
