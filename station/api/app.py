@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -44,6 +45,15 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.include_router(live.router)
     for router in (history.router, odds.router, web.router, docs.router):  # the pages'
         app.include_router(router)
+    generate_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's schema plus the event models `POST /api/events` names as its body."""
+        schema = generate_openapi()
+        schema.setdefault("components", {}).setdefault("schemas", {}).update(events.EVENT_SCHEMAS)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 
-from station.api.auth import EVENT_ROLE
+from station.core.events import EVENT_ROLES
 from station.core.odds import Analyzer, seed_bets
 from station.core.paytables import load
 from station.core.roads import scoreboards
@@ -61,8 +61,12 @@ def test_whoami_and_explanations(live: Running) -> None:
     r = httpx.get(f"{live.url}/api/whoami", headers={"Authorization": "Bearer wrong"})
     assert r.status_code == 401
     words = get(live, "/api/explanations", None).json()
-    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLE
+    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLES
     assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+    events = words["events"]  # the page's buttons take their words from here
+    assert events["void"]["confirm"].startswith("Void the round in progress?")
+    assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
+    assert events["card"]["reader"] is True and events["card"]["confirm"] is None
 
 
 def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
