@@ -1,6 +1,6 @@
 """The supervisor dashboard: its page and files (`/`, `/web/...`), and the two small reads
 it needs to decide what to show: who a token is (`/api/whoami`) and the words for the
-error codes and the role each event needs (`/api/explanations`).
+error codes, the role each event needs and the words of each action (`/api/explanations`).
 
 Why served by the station: the dashboard must work at a table with no internet, so every
 file comes from `station/web/` in the package, nothing from a CDN. A strict
@@ -17,6 +17,7 @@ from fastapi.responses import FileResponse
 
 from station.api.auth import EVENT_ROLE, identify, station_of
 from station.core.table import EXPLANATIONS
+from station.live.service import READER_EVENTS
 from station.live.tokens import RANK
 
 router = APIRouter()
@@ -29,6 +30,31 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "form-action 'self'")  # fmt: skip
 HEADERS = {"Cache-Control": "no-cache", "Content-Security-Policy": CSP,
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}  # fmt: skip
+
+# The words of each event a person sends from the dashboard: the button's label, the
+# confirmation question and what the last-action line calls it once done. The page shows
+# these and keeps no copy of its own.
+ACTION_WORDS: dict[str, tuple[str, str, str]] = {
+    "shoe": ("New shoe", "Start a new shoe?", "new shoe"),
+    "close_bets": ("No more bets", "No more bets: close betting for the next round?",
+                   "no more bets"),
+    "resume": ("Resume", "Resume the table?", "resume"),
+    "void": ("Void round",
+             "Void the round in progress? Its cards are discarded and its bets refunded.",
+             "void round"),
+    "end_shoe": ("End shoe", "End the shoe now? A round in progress is voided.", "end shoe"),
+}  # fmt: skip
+
+
+def _event_words() -> dict[str, dict[str, Any]]:
+    """Each event type: the role it needs, whether a card reader sends it, and (for the
+    actions of a person) its label, confirmation question and done words."""
+    events: dict[str, dict[str, Any]] = {}
+    for kind, role in EVENT_ROLE.items():
+        label, confirm, done = ACTION_WORDS.get(kind, (kind.replace("_", " "), None, None))
+        events[kind] = {"role": role, "reader": kind in READER_EVENTS, "label": label,
+                        "confirm": confirm, "done": done}  # fmt: skip
+    return events
 
 
 def _file(path: Path) -> FileResponse:
@@ -64,7 +90,8 @@ async def whoami(request: Request) -> dict[str, Any]:
 
 @router.get("/api/explanations")
 async def explanations() -> dict[str, Any]:
-    """The words for every error code, the role each event type needs, and the roles in
-    order: the page shows only what a role may do, by the station's own rules."""
+    """The words for every error code, the role each event type needs, the roles in order
+    and the words of each event: the page shows only what a role may do, by the station's
+    own rules, in the station's own words."""
     return {"errors": EXPLANATIONS, "event_roles": EVENT_ROLE,
-            "roles": sorted(RANK, key=RANK.__getitem__)}  # fmt: skip
+            "roles": sorted(RANK, key=RANK.__getitem__), "events": _event_words()}  # fmt: skip

@@ -63,6 +63,11 @@ def test_whoami_and_explanations(live: Running) -> None:
     words = get(live, "/api/explanations", None).json()
     assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLE
     assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+    events = words["events"]  # the page's buttons take their questions from here
+    assert {kind: e["role"] for kind, e in events.items()} == EVENT_ROLE
+    assert events["void"]["confirm"].startswith("Void the round in progress?")
+    assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
+    assert events["card"]["reader"] is True and events["card"]["confirm"] is None
 
 
 def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
@@ -81,6 +86,7 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     hist = get(live, "/api/history").json()
     assert hist["seq"] == live.station.snapshot.seq
     assert hist["shoe"] == 1 and hist["in_play"] is True and hist["voided"] == [2]
+    assert get(live, "/api/state").json()["actions"] == ["close_bets", "end_shoe"]
     [r1] = hist["rounds"]
     assert (r1["player"], r1["banker"], r1["winner"]) == (["9S", "KH"], ["2D", "5C"], "player")
     assert hist["roads"] == scoreboards(hist["rounds"])
