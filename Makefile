@@ -43,7 +43,12 @@ typecheck: install
 pytest: install
 	$(VENV)/bin/pytest
 
-test: lint lint-imports typecheck pytest
+.PHONY: lint-js
+# The dashboard's JavaScript: Biome's recommended rules (biome.json); a warning fails too.
+lint-js: install
+	$(VENV)/bin/biome lint --error-on-warnings
+
+test: lint lint-imports lint-js typecheck pytest
 
 bench: install
 	$(PY) -m benchmarks

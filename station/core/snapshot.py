@@ -40,6 +40,7 @@ class TableSnapshot:
     last_result: dict[str, Any] | None
     rounds_complete: int
     voided: tuple[int, ...]
+    actions: tuple[str, ...]
 
     @property
     def suspended(self) -> bool:
@@ -65,6 +66,22 @@ def due_role(table: Table) -> str | None:
     if table.round is not None and table.round.due is not None:
         return table.round.due
     return "close_bets" if table.gated else "P1"
+
+
+def actions_now(table: Table) -> tuple[str, ...]:
+    """The supervisor and dealer events the table accepts now (of `shoe`, `close_bets`,
+    `resume`, `void`, `end_shoe`): the dashboard enables a button only for these, so the
+    page never re-derives the table's rules."""
+    in_play = table.in_play
+    suspended = table.suspension is not None
+    accepted = {
+        "shoe": not in_play,
+        "close_bets": in_play and not suspended and due_role(table) == "close_bets",
+        "resume": suspended,
+        "void": suspended or table.round is not None,
+        "end_shoe": in_play,
+    }
+    return tuple(kind for kind, ok in accepted.items() if ok)
 
 
 def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> TableSnapshot:
@@ -106,4 +123,5 @@ def take(table: Table, seq: int, table_id: str, suspended_since: int | None) -> 
         last_result=None if last is None else dict(last),
         rounds_complete=len(table.results),
         voided=tuple(table.voided),
+        actions=actions_now(table),
     )

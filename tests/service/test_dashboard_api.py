@@ -85,6 +85,7 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     hist = get(live, "/api/history").json()
     assert hist["seq"] == live.station.snapshot.seq
     assert hist["shoe"] == 1 and hist["in_play"] is True and hist["voided"] == [2]
+    assert get(live, "/api/state").json()["actions"] == ["close_bets", "end_shoe"]
     [r1] = hist["rounds"]
     assert (r1["player"], r1["banker"], r1["winner"]) == (["9S", "KH"], ["2D", "5C"], "player")
     assert hist["roads"] == scoreboards(hist["rounds"])
