@@ -109,3 +109,21 @@ def test_a_pipe_is_answered_line_by_line() -> None:
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "data"),
+    [
+        (["replay", "--decks", "1"], b'{"type":"shoe"}\n{"type":"card","card":"AS"}\nnot json\n'),
+        (["replay", "--decks", "0"], b""),  # a usage error: argparse exits 2
+        (["odds", "--remaining", "-", "--json"], b'{"6S": 20, "TD": 20}\n'),
+    ],
+)
+def test_in_process_runs_give_what_the_process_gives(args: list[str], data: bytes) -> None:
+    """`run_station` (the tests' in-process runner) is the command as a user runs it:
+    the same output bytes and exit status as `station ARGS` in a process of its own."""
+    here = run_station(*args, stdin=data)
+    proc = spawn_station(*args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+    out, err = proc.communicate(data, timeout=60)
+    assert (here.returncode, here.stdout, here.stderr) == (proc.returncode, out, err)
