@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 
 from calibration.synthetic import make_clip, shuffled
 from station.live.journal import Journal
@@ -19,6 +20,7 @@ from tests.conftest import spawn_station
 from tests.netkit import free_port
 
 
+@pytest.mark.slow
 def test_station_run_reads_a_video_file(tmp_path: Path) -> None:
     cards = shuffled(31, 8)
     # 1.5 s of empty felt first, played at the clip's own pace: time to open a shoe.

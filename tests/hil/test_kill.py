@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from websockets.sync.client import connect
 
 from drivers.sim.pty import PtyPort
@@ -90,6 +91,7 @@ class Watcher:
             return  # the station was killed
 
 
+@pytest.mark.slow
 def test_sigkill_loses_nothing(tmp_path: Path) -> None:
     port, token = free_port(), new_token()
     link = tmp_path / "shoe"

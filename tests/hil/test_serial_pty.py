@@ -325,6 +325,7 @@ def test_sim_shoe_refuses_bad_arguments_before_making_a_pty(
     assert done.returncode == 2 and message in done.stderr.decode(), done.stderr
 
 
+@pytest.mark.slow
 def test_sim_shoe_against_the_real_station(tmp_path: Path) -> None:
     """The whole loop with nothing faked: `station run` reads the pty with the serial
     driver, `station sim-shoe` plays the shoe and posts the dealer's and supervisor's
