@@ -47,7 +47,6 @@ def test_calibrate_camera_refuses_an_incomplete_reference_set(
     assert not (tmp_path / "m.npz").exists()
 
 
-@pytest.mark.slow
 def test_calibrate_report_prints_accuracy_and_confusion(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,7 +14,6 @@ from station.core.cards import ALL_CARDS
 from tests.camera.kit import labelled, model, photo, references
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("design", TUNING_DESIGNS)
 def test_every_card_of_the_deck_is_read(design: str) -> None:
     m = model(design)
