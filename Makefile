@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck pytest bench clean system-deps
+.PHONY: install run test lint lint-imports typecheck pytest bench clean system-deps
 
 install: $(STAMP)
 
@@ -33,13 +33,17 @@ run: install
 lint: install
 	$(VENV)/bin/ruff check station drivers calibration tests benchmarks
 
+# The layers of docs/architecture.md, as import-linter contracts in pyproject.toml.
+lint-imports: install
+	$(VENV)/bin/lint-imports --no-cache
+
 typecheck: install
 	$(VENV)/bin/mypy
 
 pytest: install
 	$(VENV)/bin/pytest
 
-test: lint typecheck pytest
+test: lint lint-imports typecheck pytest
 
 bench: install
 	$(PY) -m benchmarks

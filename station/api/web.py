@@ -43,6 +43,8 @@ async def index() -> FileResponse:
 @router.get("/web/{name:path}", include_in_schema=False)
 async def web_file(name: str) -> FileResponse:
     """A file of the dashboard; only files under `station/web/` of known types."""
+    if "\x00" in name:  # a NUL cannot name a file (and os calls would raise on it)
+        raise HTTPException(404, "no such dashboard file")
     path = (WEB / name).resolve()
     if not path.is_relative_to(WEB) or path.suffix not in TYPES or not path.is_file():
         raise HTTPException(404, f"no dashboard file {name!r}")
