@@ -53,5 +53,12 @@ test: lint lint-imports lint-js typecheck pytest
 bench: install
 	$(PY) -m benchmarks
 
+.PHONY: test-fast
+# The pure suites only (no server, browser, camera, pty or slow test): under 30 s. The
+# folders of the marked suites are not even collected (OpenCV, Playwright imports).
+test-fast: install
+	$(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/hil --ignore=tests/browser \
+	  --ignore=tests/camera -m "not server and not hil and not browser and not camera and not slow"
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

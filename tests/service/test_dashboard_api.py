@@ -3,7 +3,6 @@ explanations, history and roads from the committed journal, the export, the odds
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -17,15 +16,10 @@ from station.core.roads import scoreboards
 from station.core.table import EXPLANATIONS, Table
 from tests.service.kit import Running, make_config, serve
 
+pytestmark = pytest.mark.server
+
 BURN = [{"type": "card", "card": c} for c in ("2H", "KS", "QD")]
 ROUND = [{"type": "close_bets"}] + [{"type": "card", "card": c} for c in ("9S", "2D", "KH", "5C")]
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Running]:
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    with serve(config, tokens) as running:
-        yield running
 
 
 def get(live: Running, path: str, role: str | None = "viewer") -> httpx.Response:

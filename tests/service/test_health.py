@@ -13,6 +13,8 @@ from drivers.base import ReaderSink
 from station.api import health
 from tests.service.kit import make_config, serve
 
+pytestmark = pytest.mark.server
+
 
 class UnpluggedReader:
     """A reader whose device is gone: it only says so."""

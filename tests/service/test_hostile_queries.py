@@ -9,6 +9,8 @@ import pytest
 
 from tests.service.kit import Running, make_config, serve
 
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:

@@ -6,12 +6,15 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from station.live.config import TokenEntry
 from station.live.tokens import new_token, token_hash, write_token_file
 from tests.service.kit import make_config, serve
+
+pytestmark = pytest.mark.server
 
 
 def test_revoking_a_token_closes_its_websocket(tmp_path: Path) -> None:
