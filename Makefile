@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck pytest bench clean system-deps
+.PHONY: install run test lint lint-imports typecheck pytest bench clean system-deps
 
 install: $(STAMP)
 
@@ -33,16 +33,32 @@ run: install
 lint: install
 	$(VENV)/bin/ruff check station drivers calibration tests benchmarks
 
+# The layers of docs/architecture.md, as import-linter contracts in pyproject.toml.
+lint-imports: install
+	$(VENV)/bin/lint-imports --no-cache
+
 typecheck: install
 	$(VENV)/bin/mypy
 
 pytest: install
 	$(VENV)/bin/pytest
 
-test: lint typecheck pytest
+.PHONY: lint-js
+# The dashboard's JavaScript: Biome's recommended rules (biome.json); a warning fails too.
+lint-js: install
+	$(VENV)/bin/biome lint --error-on-warnings
+
+test: lint lint-imports lint-js typecheck pytest
 
 bench: install
 	$(PY) -m benchmarks
+
+.PHONY: test-fast
+# The pure suites only (no server, browser, camera, pty or slow test): under 30 s. The
+# folders of the marked suites are not even collected (OpenCV, Playwright imports).
+test-fast: install
+	$(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/hil --ignore=tests/browser \
+	  --ignore=tests/camera -m "not server and not hil and not browser and not camera and not slow"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -28,6 +28,7 @@ from drivers.recognition import Recogniser
 from drivers.recognition.passage import PassageSettings
 from drivers.recognition.scanner import Scanner, event
 from drivers.recognition.source import SourceError, kind, open_source, parse_roi
+from drivers.reconnect import DeviceError, ReconnectingReader
 
 RECOGNISERS = ("rank-suit", "barcode")
 _PASSAGE_KEYS = {f.name: f for f in dataclasses.fields(PassageSettings)}
@@ -117,84 +118,66 @@ def make_recogniser(settings: CameraSettings, codec: str) -> Recogniser:
     return model.with_threshold(settings.min_confidence)
 
 
-class CameraReader:
-    """The `camera` driver; see the module docstring."""
+class CameraReader(ReconnectingReader[Any]):
+    """The `camera` driver; see the module docstring. The reconnect loop is
+    `ReconnectingReader`'s; this is the camera's own code."""
 
     name = "camera"
+    reopening = "reopening"
 
     def __init__(self, config: ReaderConfig, settings: CameraSettings | None = None) -> None:
         self.config = config
         self.settings = settings or CameraSettings.from_mapping(config.options.get("camera", {}))
         self.recogniser = make_recogniser(self.settings, config.codec)
-        self._connected = False
-        self._detail = "not started"
+        super().__init__(config.reconnect_min, config.reconnect_max)
+        self._scanner: Scanner | None = None
         self.frames = 0
         self.passages = 0
         self.unreadable = 0
-        self.faults = 0
         self.fps = 0.0
 
     def status(self) -> dict[str, Any]:
         s = self.settings
-        return {"driver": self.name, "connected": self._connected, "detail": self._detail,
+        return {"driver": self.name, **self._link_status(),
                 "source": s.source, "recogniser": s.recogniser, "frames": self.frames,
                 "passages": self.passages, "unreadable": self.unreadable,
-                "faults": self.faults, "fps": round(self.fps, 1)}  # fmt: skip
+                "fps": round(self.fps, 1)}  # fmt: skip
 
     def send(self, data: bytes) -> bool:
         """A camera has no card stop to write to."""
         return False
 
     def run(self, sink: ReaderSink, stop: threading.Event) -> None:
-        s = self.settings
-        ends = kind(s.source) in ("file", "sequence")
-        delay = self.config.reconnect_min
-        down = False
-        scanner = Scanner(self.recogniser, s.passage, s.roi)
-        while not stop.is_set():
-            try:
-                capture = open_source(s.source)
-            except SourceError as exc:
-                if not down:
-                    down = True
-                    self._fault(sink, f"cannot open the camera: {exc}")
-                self._detail = f"{exc}; retrying in {delay:g} s"
-                sink.notice(f"camera {s.source} not open; retrying in {delay:g} s",
-                            camera=s.source, error=str(exc), retry_in=delay)  # fmt: skip
-                stop.wait(delay)
-                delay = min(delay * 2, self.config.reconnect_max)
-                continue
-            self._connected = True
-            self._detail = f"reading {s.source} ({s.recogniser})"
-            sink.notice(f"camera {s.source} open ({s.recogniser}, roi {s.roi or 'whole frame'})",
-                        camera=s.source, recogniser=s.recogniser)  # fmt: skip
-            before = self.frames
-            try:
-                error = self._read(capture, scanner, sink, stop)
-            finally:
-                capture.release()
-                self._connected = False
-            if error is None:
-                break
-            if ends:
-                self._detail = f"{s.source} ended after {self.frames} frames"
-                sink.notice(f"the video {s.source} ended after {self.frames} frames "
-                            f"({self.passages} cards)", frames=self.frames)  # fmt: skip
-                stop.wait()
-                break
-            if self.frames > before:  # it was working: this is a new outage
-                delay, down = self.config.reconnect_min, False
-            if not down:  # one fault per outage, however often it opens and fails again
-                down = True
-                self._fault(sink, f"the camera {s.source} stopped delivering frames")
-            sink.notice(f"reopening camera {s.source} in {delay:g} s", retry_in=delay)
-            stop.wait(delay)
-            delay = min(delay * 2, self.config.reconnect_max)
-        self._detail = "stopped" if not self._detail.endswith("frames") else self._detail
+        """Read until `stop`; one scanner for the whole run, so a card half-seen when the
+        camera dropped out is still one card when it comes back."""
+        self._scanner = Scanner(self.recogniser, self.settings.passage, self.settings.roi)
+        super().run(sink, stop)
 
-    def _read(self, capture: Any, scanner: Scanner, sink: ReaderSink,
-              stop: threading.Event) -> str | None:
-        """Frames until `stop` (None) or the source ends or fails (a reason)."""
+    def _open(self) -> Any:
+        try:
+            return open_source(self.settings.source)
+        except SourceError as exc:
+            raise DeviceError(str(exc)) from exc
+
+    def _close(self, device: Any) -> None:
+        device.release()
+
+    def _device_name(self) -> str:
+        return f"camera {self.settings.source}"
+
+    def _identity(self) -> dict[str, Any]:
+        return {"camera": self.settings.source}
+
+    def _describe(self) -> str:
+        return f"{self.settings.recogniser}, roi {self.settings.roi or 'whole frame'}"
+
+    def _read(self, capture: Any, sink: ReaderSink, stop: threading.Event) -> str | None:
+        """Frames until `stop` or the end of a video (None), or until the camera fails (a
+        reason). A video file or an image sequence that ends has ended: it is never
+        replayed, which would deal its cards twice."""
+        scanner = self._scanner
+        assert scanner is not None, "run() makes the scanner"
+        ends = kind(self.settings.source) in ("file", "sequence")
         pace = 0.0
         if self.settings.realtime:
             fps = float(capture.get(5))  # cv2.CAP_PROP_FPS
@@ -204,13 +187,19 @@ class CameraReader:
         while not stop.is_set():
             ok, frame = capture.read()
             if not ok or frame is None:
-                return "no frame"
+                if not ends:
+                    return "stopped delivering frames"
+                self._detail = f"{self.settings.source} ended after {self.frames} frames"
+                sink.notice(f"the video {self.settings.source} ended after {self.frames} "
+                            f"frames ({self.passages} cards)", frames=self.frames)  # fmt: skip
+                return None
             try:
                 passage = scanner.feed(frame, self.frames)
             except SourceError as exc:
                 self._fault(sink, str(exc))
-                stop.wait()
+                self._detail = str(exc)
                 return None
+            self._working(sink)
             self.frames += 1
             count += 1
             if passage is not None:
@@ -226,7 +215,3 @@ class CameraReader:
                 if next_at > now:
                     stop.wait(next_at - now)
         return None
-
-    def _fault(self, sink: ReaderSink, detail: str) -> None:
-        self.faults += 1
-        sink.event({"type": "fault", "detail": detail, "actor": "reader"})

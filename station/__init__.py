@@ -1,0 +1,1 @@
+"""The baccarat dealer station (see the README and docs/architecture.md)."""

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
 COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token", "sim_shoe", "calibrate",
@@ -23,15 +24,29 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="station", description="Dealer-station controller for live baccarat tables."
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in (only,) if only else COMMANDS:
         importlib.import_module(f"station.commands.{name}").add_parser(sub)
     return parser
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (see station.version)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from station.version import station_version
+
+        print(f"station {station_version()}")
+        parser.exit()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    named = argv[0].replace("-", "_") if argv else None
+    named = argv[0].replace("-", "_") if argv and not argv[0].startswith("-") else None
     args = build_parser(named if named in COMMANDS else None).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)

@@ -2,8 +2,9 @@
 
 Each case in `tests/golden/` is a pair: `NAME.events.jsonl` (what `station simulate`
 writes with the case's arguments) and `NAME.verdicts.jsonl` (what `station replay`
-prints for it). Both commands run as processes, exactly as a user runs them, and their
-output must match the files byte for byte.
+prints for it). Both commands run through the real command line (`station.cli.main`,
+argument parsing included, in this process) and their output must match the files byte
+for byte.
 
 A deliberate change of the simulator's or the rules' output: regenerate with
 
@@ -17,17 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from drivers.sim.dealer import FAULTS, GATED_ONLY
+from tests.conftest import run_station
 
 GOLDEN = Path(__file__).parent / "golden"
-STATION = [sys.executable, "-m", "station.cli"]
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 #: name -> (`station simulate` arguments, `station replay` arguments, faults it must show).
@@ -52,8 +51,8 @@ CASES: dict[str, tuple[list[str], list[str], set[str]]] = {
 }  # fmt: skip
 
 
-def station(*args: str, data: bytes | None = None) -> bytes:
-    out = subprocess.run([*STATION, *args], input=data, capture_output=True)
+def station(*args: str, data: bytes = b"") -> bytes:
+    out = run_station(*args, stdin=data)
     assert out.returncode == 0, out.stderr.decode()
     return out.stdout
 

@@ -4,8 +4,6 @@ enumeration (settled bet by bet through `station.core.settlement`) on assorted s
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
@@ -29,6 +27,7 @@ from station.core.odds import (
 from station.core.paytables import Paytable
 from station.core.results import RoundResult, round_result
 from station.core.settlement import settle
+from tests.conftest import CliResult, run_station
 
 TRADITIONAL = paytables.load("traditional")
 SEED = seed_bets(TRADITIONAL)
@@ -322,10 +321,8 @@ def test_payouts_change_the_edges_exactly(tmp_path: Path) -> None:
 # -- the commands --------------------------------------------------------------------------
 
 
-def station(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "station.cli", *args], input=stdin, capture_output=True, check=False
-    )
+def station(*args: str, stdin: bytes = b"") -> CliResult:
+    return run_station(*args, stdin=stdin)
 
 
 def test_station_odds_json_for_a_full_shoe() -> None:

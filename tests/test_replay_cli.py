@@ -1,20 +1,20 @@
-"""`station replay` as a process: the I/O contract of the spec."""
+"""`station replay`'s I/O contract of the spec: bytes in, verdict lines and an exit status
+out (through `station.cli.main`), and as a process, a pipe answered line by line."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-STATION = [sys.executable, "-m", "station.cli"]
+from tests.conftest import run_station, spawn_station
 
 
 def replay(data: bytes, *args: str) -> tuple[int, list[dict[str, Any]], str]:
-    out = subprocess.run([*STATION, "replay", *args], input=data, capture_output=True)
+    out = run_station("replay", *args, stdin=data)
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     return out.returncode, rows, out.stderr.decode()
 
@@ -96,7 +96,7 @@ def test_bad_arguments_and_unreadable_files_exit_2(args: list[str]) -> None:
 
 def test_a_pipe_is_answered_line_by_line() -> None:
     """A rig can talk to replay interactively: each verdict comes before the next event."""
-    proc = subprocess.Popen([*STATION, "replay"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = spawn_station("replay", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         for line, role in [
@@ -109,3 +109,21 @@ def test_a_pipe_is_answered_line_by_line() -> None:
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "data"),
+    [
+        (["replay", "--decks", "1"], b'{"type":"shoe"}\n{"type":"card","card":"AS"}\nnot json\n'),
+        (["replay", "--decks", "0"], b""),  # a usage error: argparse exits 2
+        (["odds", "--remaining", "-", "--json"], b'{"6S": 20, "TD": 20}\n'),
+    ],
+)
+def test_in_process_runs_give_what_the_process_gives(args: list[str], data: bytes) -> None:
+    """`run_station` (the tests' in-process runner) is the command as a user runs it:
+    the same output bytes and exit status as `station ARGS` in a process of its own."""
+    here = run_station(*args, stdin=data)
+    proc = spawn_station(*args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+    out, err = proc.communicate(data, timeout=60)
+    assert (here.returncode, here.stdout, here.stderr) == (proc.returncode, out, err)

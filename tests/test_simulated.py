@@ -1,4 +1,4 @@
-"""The virtual shoe, the simulated dealer on stacked shoes, and `station simulate` as a process."""
+"""The virtual shoe, the simulated dealer on stacked shoes, and the `station simulate` command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import collections
 import json
 import random
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -31,8 +30,7 @@ from drivers.sim.shoe import (
 )
 from station.core.cards import ALL_CARDS
 from station.core.table import Table
-
-STATION = [sys.executable, "-m", "station.cli"]
+from tests.conftest import CliResult, run_station, spawn_station
 
 
 def run_table(events: list[dict[str, Any]], **options: Any) -> tuple[Table, list[dict[str, Any]]]:
@@ -324,11 +322,11 @@ def test_the_same_seed_gives_the_same_first_shoe_whatever_the_faults() -> None:
     assert len(over) != len(clean) or over == clean
 
 
-# -- `station simulate` as a process ---------------------------------------------------
+# -- the `station simulate` command ------------------------------------------------------
 
 
-def simulate_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*STATION, "simulate", *args], capture_output=True)
+def simulate_cli(*args: str) -> CliResult:
+    return run_station("simulate", *args)
 
 
 def test_the_command_writes_the_same_json_lines_for_the_same_arguments() -> None:
@@ -346,10 +344,9 @@ def test_the_command_writes_the_same_json_lines_for_the_same_arguments() -> None
 def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one() -> None:
     sim = simulate_cli("--seed", "8", "--decks", "3", "--ungated", "--cut-policy", "last_round",
                        "--cut-depth", "0.3", "--faults", "all=0.1")  # fmt: skip
-    out = subprocess.run(
-        [*STATION, "replay", "--decks", "3", "--ungated", "--cut-policy", "last_round"],
-        input=sim.stdout, capture_output=True, check=True,
-    )  # fmt: skip
+    out = run_station("replay", "--decks", "3", "--ungated", "--cut-policy", "last_round",
+                      stdin=sim.stdout)  # fmt: skip
+    assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in sim.stdout.splitlines()]
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(rows) == len(events) > 0
@@ -374,8 +371,8 @@ def test_bad_arguments_exit_2_with_a_clear_message(args: list[str], message: str
 
 
 def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
-    sim = subprocess.Popen([*STATION, "simulate", "--shoes", "50"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE)  # fmt: skip
+    sim = spawn_station("simulate", "--shoes", "50", stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)  # fmt: skip
     assert sim.stdout is not None and sim.stderr is not None
     sim.stdout.readline()
     sim.stdout.close()

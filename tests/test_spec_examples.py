@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from station.core.table import Table
+from tests.conftest import run_station
 from tests.spec import ROOT, examples, examples_file, matches
 
 EXAMPLES = examples()
@@ -43,12 +42,8 @@ def test_example_through_the_table(example: dict[str, Any]) -> None:
 def test_all_examples_through_the_replay_command() -> None:
     for example in EXAMPLES:
         lines = "".join(json.dumps(e) + "\n" for e in example["events"])
-        out = subprocess.run(
-            [sys.executable, "-m", "station.cli", "replay", *replay_args(example["options"])],
-            input=lines.encode(),
-            capture_output=True,
-            check=True,
-        )
+        out = run_station("replay", *replay_args(example["options"]), stdin=lines.encode())
+        assert out.returncode == 0, (example["name"], out.stderr)
         got = [json.loads(line) for line in out.stdout.splitlines()]
         assert len(got) == len(example["verdicts"]), example["name"]
         for expected, row in zip(example["verdicts"], got, strict=True):

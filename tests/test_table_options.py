@@ -4,18 +4,17 @@ that are not given; a flag on the command line wins; a bad config exits 2."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-STATION = [sys.executable, "-m", "station.cli"]
+from tests.conftest import CliResult, run_station
+
 # A one-deck table: the second ace of spades is foreign. Ungated: the card after the burn
 # opens round 1 by itself.
 EVENTS = b'{"type":"shoe"}\n{"type":"card","card":"AS"}\n{"type":"card","card":"AS"}\n'
 
 
-def replay(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*STATION, "replay", *args], input=EVENTS, capture_output=True)
+def replay(*args: str) -> CliResult:
+    return run_station("replay", *args, stdin=EVENTS)
 
 
 def errors(out: bytes) -> list[str | None]:
@@ -43,10 +42,7 @@ def test_a_bad_config_exits_2_and_names_the_key(tmp_path: Path) -> None:
 def test_simulate_takes_the_table_from_the_config(tmp_path: Path) -> None:
     config = tmp_path / "station.toml"
     config.write_text("[table]\ngated = false\n")
-    out = subprocess.run(
-        [*STATION, "simulate", "--config", str(config), "--seed", "3", "--rounds", "2"],
-        capture_output=True,
-        check=True,
-    )
+    out = run_station("simulate", "--config", str(config), "--seed", "3", "--rounds", "2")
+    assert out.returncode == 0, out.stderr
     types = [json.loads(line)["type"] for line in out.stdout.splitlines()]
     assert "close_bets" not in types and types.count("shoe") == 1

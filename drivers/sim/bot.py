@@ -31,6 +31,7 @@ from typing import Any
 from drivers.base import ReaderSink, TableViewSink
 from drivers.config import ConfigError, ReaderConfig
 from drivers.sim.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
+from station.core import events as ev
 from station.core.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
@@ -78,8 +79,6 @@ class SimReader:
     """The `sim` driver (see the module docstring)."""
 
     name = "sim"
-    #: Beyond card, cut and fault, the bot deals and supervises: the service allows these.
-    extra_event_types = frozenset({"shoe", "close_bets", "resume", "void", "end_shoe"})
 
     def __init__(self, config: ReaderConfig | None = None, settings: SimSettings | None = None):
         if settings is None:
@@ -145,17 +144,17 @@ class SimReader:
             if not wait:
                 self._shoe = VirtualShoe(snap.decks, self._rng, s.cut_depth)
                 self._held = None
-                self._emit(sink, {"type": "shoe", "actor": "demo-dealer"})
+                self._emit(sink, ev.shoe(actor="demo-dealer"))
             return wait
         if self._shoe is None:  # a shoe in play that this bot did not shuffle (a restart)
-            self._emit(sink, {"type": "end_shoe", "actor": "demo-supervisor",
-                              "detail": "the dealer has no record of this shoe"})  # fmt: skip
+            no_record = "the dealer has no record of this shoe"
+            self._emit(sink, ev.end_shoe(actor="demo-supervisor", detail=no_record))
             return 0.0
         if due == "close_bets":
             self._detail = f"betting open for round {snap.rounds_opened + 1}"
             wait = self._wait(f"bets {snap.seq}", s.betting_time, now)
             if not wait:
-                self._emit(sink, {"type": "close_bets", "actor": "demo-dealer"})
+                self._emit(sink, ev.close_bets(actor="demo-dealer"))
             return wait
         if due in CARD_ROLES:
             wait = self._wait(f"card {snap.seq}", s.card_interval, now)
@@ -182,25 +181,24 @@ class SimReader:
             if card is None:
                 card = self._shoe.draw()
             if card == CUT_CARD:
-                self._emit(sink, {"type": "cut"})
+                self._emit(sink, ev.cut())
                 card = self._shoe.draw()
         except ShoeEmpty:
             self._shoe = None
-            self._emit(sink, {"type": "end_shoe", "actor": "demo-supervisor",
-                              "detail": "the shoe ran out"})  # fmt: skip
+            self._emit(sink, ev.end_shoe(actor="demo-supervisor", detail="the shoe ran out"))
             return
         if self._rng.random() < self.settings.fault_chance:
             if self._rng.random() < 0.5:
                 self._unread = card
                 self._detail = "a card could not be read"
-                self._emit(sink, {"type": "card", "card": None, "raw": "NR"})
+                self._emit(sink, ev.card(None, raw="NR"))
             else:
                 self._held = card  # still in the shoe: dealt once the reader is back
                 self._detail = "the reader dropped off"
-                self._emit(sink, {"type": "fault", "detail": "sim: the reader dropped off"})
+                self._emit(sink, ev.fault("sim: the reader dropped off"))
             return
         self._detail = f"dealt {card}"
-        self._emit(sink, {"type": "card", "card": card})
+        self._emit(sink, ev.card(card))
 
     def _supervise(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:
         """Resolve the suspension after `supervisor_after` seconds unless someone did."""
@@ -215,19 +213,20 @@ class SimReader:
         self._watching = None
         code = snap.suspension["code"]
         being_dealt = snap.round is not None and bool(snap.round["player"])
+        actor = "demo-supervisor"
+        event: ev.Event
         if self._shoe is None and snap.in_play:
-            event: dict[str, Any] = {"type": "end_shoe"}
+            event = ev.end_shoe(actor=actor)
         elif code == "UNREADABLE_CARD" and self._unread is not None:
-            event = {"type": "resume", "card": self._unread}
+            event = ev.resume(self._unread, actor=actor)
         elif code in ("SCANNER_FAULT", "STATION_RESTART") and being_dealt:
-            event = {"type": "void"}
+            event = ev.void(actor=actor)
         else:
-            event = {"type": "resume"}
+            event = ev.resume(actor=actor)
         self._unread = None
-        event["actor"] = "demo-supervisor"
         self._emit(sink, event)
         return 0.0
 
-    def _emit(self, sink: ReaderSink, event: dict[str, Any]) -> None:
-        sink.event(event)
+    def _emit(self, sink: ReaderSink, event: ev.Event) -> None:
+        sink.event(dict(event))  # the sink's own copy (it may add or take keys)
         self.sent += 1

@@ -78,6 +78,7 @@ from drivers.sim.shoe import (
     VirtualShoe,
     resolve_cut_depth,
 )
+from station.core import events as ev
 from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS
 from station.core.rules import PUNTO_BANCO, Tableau
 from station.core.table import (
@@ -93,7 +94,8 @@ from station.core.table import (
     CutPolicy,
 )
 
-Event = dict[str, Any]
+#: An event of the vocabulary (`station.core.events`) with the dealer's extra keys.
+Event = Mapping[str, Any]
 
 #: The fault names, in the order the docs list them (the `--faults` keys).
 FAULTS = (
@@ -240,12 +242,12 @@ class Dealer:
     def deal_shoe(self, shoe: VirtualShoe) -> Iterator[Event]:
         """The events of one shoe, from `shoe` to its last round (batched per round)."""
         self._start(shoe)
-        self._emit({"type": "shoe", "actor": "dealer"})
+        self._emit(ev.shoe(actor="dealer"))
         self._burn()
         yield from self._flush()
         while not self._finished:
             if self.rounds is not None and self._rounds_done >= self.rounds:
-                self._emit({"type": "end_shoe", "actor": "supervisor"})
+                self._emit(ev.end_shoe(actor="supervisor"))
                 self._finished = True
             else:
                 self._round()
@@ -289,7 +291,7 @@ class Dealer:
 
     def _cut(self) -> None:
         """The cut card came out: which round is the last (spec: The shoe, item 4)."""
-        self._emit({"type": "cut", "actor": "reader"})
+        self._emit(ev.cut(actor="reader"))
         if self._number is None:  # burn, between rounds (ungated: no card placed yet)
             self._last_round = self._rounds_opened + 1
         elif self._player and self.cut_policy == "one_more":
@@ -301,18 +303,17 @@ class Dealer:
         """A card drawn when none is due: flagged with `code`, then set aside on resume."""
         card = self._take()
         self._count(card)
-        self._emit({"type": "card", "card": card, "actor": "reader", "fault": fault,
-                    "expect": code})  # fmt: skip
+        self._emit(ev.card(card, actor="reader", fault=fault, expect=code))
         self._suspended()
-        self._emit({"type": "resume", "actor": "supervisor"})
+        self._emit(ev.resume(actor="supervisor"))
 
     def _suspended(self) -> None:
         """The table is suspended: the dealer may draw a card anyway before anyone acts."""
         if self._chance("while_suspended", cards=1):
             card = self._take()
             self._count(card)
-            self._emit({"type": "card", "card": card, "actor": "reader",
-                        "fault": "while_suspended", "expect": CARD_WHILE_SUSPENDED})  # fmt: skip
+            self._emit(ev.card(card, actor="reader", fault="while_suspended",
+                               expect=CARD_WHILE_SUSPENDED))  # fmt: skip
 
     def _deal(self) -> str:
         """Draw the card that is due and have the station see it; faults may strike first.
@@ -320,34 +321,33 @@ class Dealer:
         Raises _RoundVoided when the supervisor voids the round being dealt.
         """
         if self._chance("disconnect"):
-            self._emit({"type": "fault", "detail": "reader disconnected", "actor": "reader",
-                        "fault": "disconnect", "expect": SCANNER_FAULT})  # fmt: skip
+            self._emit(ev.fault("reader disconnected", actor="reader", fault="disconnect",
+                                expect=SCANNER_FAULT))  # fmt: skip
             self._suspended()
             if self._player:
                 self._void()
-            self._emit({"type": "resume", "actor": "supervisor"})
+            self._emit(ev.resume(actor="supervisor"))
         if self._exhausted and self._chance("foreign"):
             card = self._rng.choice(self._exhausted)
             self._count(card)
-            self._emit({"type": "card", "card": card, "actor": "reader", "fault": "foreign",
-                        "expect": EXCESS_COPIES})  # fmt: skip
+            self._emit(ev.card(card, actor="reader", fault="foreign", expect=EXCESS_COPIES))
             self._suspended()
-            self._emit({"type": "resume", "actor": "supervisor"})
+            self._emit(ev.resume(actor="supervisor"))
         card = self._take()
         if self._chance("unreadable"):
-            self._emit({"type": "card", "card": None, "actor": "reader", "fault": "unreadable",
-                        "expect": UNREADABLE_CARD})  # fmt: skip
+            self._emit(ev.card(None, actor="reader", fault="unreadable",
+                               expect=UNREADABLE_CARD))  # fmt: skip
             self._suspended()
-            self._emit({"type": "resume", "card": card, "actor": "supervisor"})
+            self._emit(ev.resume(card, actor="supervisor"))
         else:
-            self._emit({"type": "card", "card": card, "actor": "reader"})
+            self._emit(ev.card(card, actor="reader"))
         self._count(card)
         return card
 
     def _void(self) -> None:
         """The supervisor voids the round being dealt; it may have been the shoe's last."""
         number = self._number
-        self._emit({"type": "void", "actor": "supervisor"})
+        self._emit(ev.void(actor="supervisor"))
         self._end_round()
         if number == self._last_round:
             self._finished = True
@@ -370,10 +370,9 @@ class Dealer:
         for _ in range(burns - short):
             self._deal()
         if short:
-            self._emit({"type": "close_bets", "actor": "dealer", "fault": "short_burn",
-                        "expect": BURN_INCOMPLETE})  # fmt: skip
+            self._emit(ev.close_bets(actor="dealer", fault="short_burn", expect=BURN_INCOMPLETE))
             self._suspended()
-            self._emit({"type": "resume", "actor": "supervisor"})
+            self._emit(ev.resume(actor="supervisor"))
             for _ in range(short):
                 self._deal()
         if self.gated and self._chance("over_burn", cards=1):
@@ -384,17 +383,17 @@ class Dealer:
         if self.gated:
             if self._chance("early_card", cards=1):
                 self._stray("early_card", UNEXPECTED_CARD if self._rounds_opened else BURN_EXCESS)
-            self._emit({"type": "close_bets", "actor": "dealer"})
+            self._emit(ev.close_bets(actor="dealer"))
             self._open()
         try:
             for role in _HAND_ROLES:
                 self._place(role, self._deal())
             thirds = self._third_cards_due()
             if thirds and self.gated and not self._is_last() and self._chance("missing_third"):
-                self._emit({"type": "close_bets", "actor": "dealer", "fault": "missing_third",
-                            "expect": MISSING_CARD})  # fmt: skip
+                self._emit(ev.close_bets(actor="dealer", fault="missing_third",
+                                         expect=MISSING_CARD))  # fmt: skip
                 self._suspended()
-                self._emit({"type": "resume", "actor": "supervisor"})
+                self._emit(ev.resume(actor="supervisor"))
             while thirds:
                 self._place(thirds, self._deal())
                 thirds = self._third_cards_due()

@@ -28,12 +28,13 @@ from drivers.codecs import Codec, make_codec
 from drivers.config import ReaderConfig
 from drivers.framing import encode_frame
 from drivers.sim.pty import PtyPort
+from station.core import events as ev
 from station.core.table import UNREADABLE_CARD
 
 #: Faults the rig injects itself (the dealer's are in `drivers.sim.dealer.FAULTS`).
 RIG_FAULTS = ("garbled",)
 
-Event = dict[str, Any]
+Event = Mapping[str, Any]
 
 
 class RigError(RuntimeError):
@@ -82,9 +83,9 @@ def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> It
         )  # fmt: skip
         if plain_card and rate > 0 and rng.random() < rate:
             card = event["card"]
-            yield {"type": "card", "card": None, "actor": "reader", "fault": "garbled",
-                   "garbled": card, "expect": UNREADABLE_CARD}  # fmt: skip
-            yield {"type": "resume", "card": card, "actor": "supervisor"}
+            yield ev.card(None, actor="reader", fault="garbled", garbled=card,
+                          expect=UNREADABLE_CARD)  # fmt: skip
+            yield ev.resume(card, actor="supervisor")
         else:
             yield event
 

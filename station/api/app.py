@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 
-from station.api import events, history, live, odds, reads, web
+from station.api import docs, events, health, history, live, odds, reads, web
 from station.live.service import Station
 from station.live.tokens import TokenStore
+from station.version import station_version
 
 log = logging.getLogger("station.api")
 
@@ -32,16 +34,26 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
             await station.stop()
 
     app = FastAPI(
-        title="Baccarat station", version="0.1.0", lifespan=lifespan,
-        docs_url="/api/docs", openapi_url="/api/openapi.json", redoc_url=None,
+        title="Baccarat station", version=station_version(), lifespan=lifespan,
+        docs_url=None, openapi_url="/api/openapi.json", redoc_url=None,  # docs: api/docs.py
     )
     app.state.station = station
     app.state.tokens = tokens
+    app.include_router(health.router)
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)
-    for router in (history.router, odds.router, web.router):  # the dashboard's
+    for router in (history.router, odds.router, web.router, docs.router):  # the pages'
         app.include_router(router)
+    generate_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's schema plus the event models `POST /api/events` names as its body."""
+        schema = generate_openapi()
+        schema.setdefault("components", {}).setdefault("schemas", {}).update(events.EVENT_SCHEMAS)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -16,14 +16,6 @@ from station.live.tokens import Identity, TokenStore, allows
 
 log = logging.getLogger("station.api")
 
-#: The role each event type needs (dealer < supervisor < rig). `restart` is the station's.
-EVENT_ROLE = {
-    "shoe": "dealer", "close_bets": "dealer",
-    "resume": "supervisor", "void": "supervisor", "end_shoe": "supervisor",
-    "card": "rig", "cut": "rig", "fault": "rig",
-}  # fmt: skip
-
-
 def station_of(conn: HTTPConnection) -> Station:
     station: Station = conn.app.state.station
     return station

@@ -1,25 +1,79 @@
 """`POST /api/events`: one event of the replay format in, its verdict out.
 
-The body is parsed here (strict JSON, like `station replay`) rather than by a model, so
-the event is journaled exactly as sent, extra keys included. Anything that is not a
-valid event is a 422 and is not journaled; a valid event always gets 200 with its
-verdict, whatever the verdict.
+The body is read as bytes and parsed here (strict JSON, like `station replay`: no NaN),
+then checked against request models generated from the event vocabulary
+(`station.core.events`), one per event type, a union discriminated by `type`. The
+models only check: the event journaled is the parsed body exactly as sent, extra keys
+included. Anything that is not a valid event is a 422 with a message that says what to
+send, and is not journaled; a valid event always gets 200 with its verdict, whatever the
+verdict. The models are the request body of the OpenAPI schema (`openapi_components`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import operator
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from station.api.auth import EVENT_ROLE, check_role, identify, refuse, require_ready
-from station.core.table import EVENT_TYPES
+from station.api.auth import check_role, identify, refuse, require_ready
+from station.core.events import EVENT_TYPES, VOCABULARY, EventKind
 from station.live.service import NotReady
 
-router = APIRouter()
 MAX_BODY = 64 * 1024
 RESERVED = ("journal", "verdict")  # keys `station journal export` adds to each line
+_REFS = "#/components/schemas/{model}"
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    del schema["default"]
+
+
+def request_model(kind: EventKind) -> type[BaseModel]:
+    """The pydantic model of one event type: its TypedDict's fields, strictly typed (no
+    coercion), any other key allowed."""
+    required = kind.required
+    fields: dict[str, Any] = {}
+    for name, annotation in kind.field_types().items():
+        words = "the event type" if name == "type" else kind.fields[name]
+        if name in required:
+            fields[name] = (annotation, Field(description=words))
+        else:  # absent stays absent (the model never fills the event): no default to show
+            fields[name] = (annotation, Field(None, description=words,
+                                              json_schema_extra=_no_default))  # fmt: skip
+    config = ConfigDict(extra="allow", strict=True, title=kind.shape.__name__)
+    model: type[BaseModel] = create_model(
+        kind.shape.__name__, __config__=config, __doc__=kind.meaning, **fields
+    )
+    return model
+
+
+#: The request model of each event type.
+MODELS: dict[str, type[BaseModel]] = {name: request_model(k) for name, k in VOCABULARY.items()}
+_ANY_MODEL: Any = functools.reduce(operator.or_, MODELS.values())
+#: Any event of the vocabulary, told apart by `type`.
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[_ANY_MODEL, Field(discriminator="type")])
+
+
+def openapi_components() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request body's schema (a union on `type`) and the schemas it refers to, which
+    the app adds to its OpenAPI components (a route cannot add components itself)."""
+    schema = EVENT_ADAPTER.json_schema(ref_template=_REFS)
+    definitions = schema.pop("$defs")
+    return schema, definitions
+
+
+_BODY_SCHEMA, EVENT_SCHEMAS = openapi_components()
+_REQUEST_BODY = {
+    "required": True,
+    "description": "One event of the replay format; keys beyond its fields (who acted, "
+    "raw bytes, ...) are journaled as sent.",
+    "content": {"application/json": {"schema": _BODY_SCHEMA}},
+}
+router = APIRouter()
 
 
 def parse_event(body: bytes) -> dict[str, Any]:
@@ -32,18 +86,31 @@ def parse_event(body: bytes) -> dict[str, Any]:
         raise ValueError(f"the body is not valid JSON ({exc})") from None
     if not isinstance(event, dict):
         raise ValueError('the body must be one JSON object, e.g. {"type": "close_bets"}')
-    kind = event.get("type")
-    if kind not in EVENT_TYPES:
-        raise ValueError(f"'type' must be one of {', '.join(EVENT_TYPES)}; got {kind!r}")
-    if kind == "card" and "card" not in event:
-        raise ValueError('a card event needs a "card" key (a card code, or null if unreadable)')
+    try:
+        EVENT_ADAPTER.validate_python(event)
+    except ValidationError as exc:
+        raise ValueError(_what_is_wrong(event, exc)) from None
     for key in RESERVED:
         if key in event:
             raise ValueError(f"the key {key!r} is reserved (journal export adds it)")
     return event
 
 
-@router.post("/api/events")
+def _what_is_wrong(event: dict[str, Any], exc: ValidationError) -> str:
+    """The first problem pydantic found, in the vocabulary's words."""
+    error = exc.errors(include_url=False)[0]
+    kind = event.get("type")
+    tag_error = error["type"] in ("union_tag_not_found", "union_tag_invalid")
+    if tag_error or not isinstance(kind, str) or kind not in VOCABULARY:
+        return f"'type' must be one of {', '.join(EVENT_TYPES)}; got {kind!r}"
+    name = str(error["loc"][1]) if len(error["loc"]) > 1 else "type"
+    words = VOCABULARY[kind].fields.get(name, "")
+    if error["type"] == "missing":
+        return f'a {kind} event needs a "{name}" key ({words})'
+    return f'the "{name}" of a {kind} event must be {words}; got {event.get(name)!r}'
+
+
+@router.post("/api/events", openapi_extra={"requestBody": _REQUEST_BODY})
 async def post_event(request: Request) -> dict[str, Any]:
     """Submit one table event; answers its verdict (the replay output's fields, with the
     journal's seq)."""
@@ -53,10 +120,10 @@ async def post_event(request: Request) -> dict[str, Any]:
         event = parse_event(await request.body())
     except ValueError as exc:
         raise refuse(request, 422, str(exc), who) from None
-    kind = event["type"]
-    if kind == "restart":
-        raise refuse(request, 403, "only the station itself journals restart", who)
-    check_role(request, who, EVENT_ROLE[kind])
+    role = VOCABULARY[event["type"]].role
+    if role is None:
+        raise refuse(request, 403, f"only the station itself journals {event['type']}", who)
+    check_role(request, who, role)
     try:
         row = await station.submit(event, "api", who.name)
     except NotReady as exc:

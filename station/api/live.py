@@ -15,11 +15,14 @@ import contextlib
 import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 
-from station.api.auth import require_read, require_ready
+from station.api.auth import presented_token, require_read, require_ready, tokens_of
 from station.live.journal import read_rows
 
 router = APIRouter()
 BACKFILL_PAGE = 1000
+#: How often an open socket's token is checked again: a revoked token loses its socket
+#: within this time, as it loses HTTP at once.
+RECHECK_TOKEN = 0.5
 
 
 @router.websocket("/api/live")
@@ -39,6 +42,7 @@ async def live(ws: WebSocket) -> None:
     sub = station.subscribe()  # before reading the backlog: no row can fall in between
     snapshot = station.snapshot
     watcher = asyncio.create_task(_until_closed(ws))
+    revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
     try:
         hello = {"type": "hello", "seq": snapshot.seq, "state": snapshot.to_dict()}
         await ws.send_text(orjson.dumps(hello).decode())
@@ -52,9 +56,15 @@ async def live(ws: WebSocket) -> None:
             after = rows[-1].seq
         while True:
             getter = asyncio.ensure_future(sub.queue.get())
-            done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {getter, watcher, revoked}, return_when=asyncio.FIRST_COMPLETED
+            )
             if watcher in done:
                 getter.cancel()
+                return
+            if revoked in done:
+                getter.cancel()
+                await ws.close(code=1008, reason="the token was revoked")
                 return
             message = getter.result()
             if message is None:
@@ -68,9 +78,10 @@ async def live(ws: WebSocket) -> None:
         return
     finally:
         station.unsubscribe(sub)
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await watcher
+        for task in (watcher, revoked):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
 
 async def _until_closed(ws: WebSocket) -> None:
@@ -78,4 +89,17 @@ async def _until_closed(ws: WebSocket) -> None:
     while True:
         message = await ws.receive()
         if message["type"] == "websocket.disconnect":
+            return
+
+
+async def _until_revoked(ws: WebSocket, token: str | None) -> None:
+    """Return once the socket's token is no longer known (revoked, or its file entry
+    removed). A socket opened without a token (public reads) has nothing to revoke."""
+    if not token:
+        await asyncio.Event().wait()  # forever: cancelled when the socket ends
+        return
+    store = tokens_of(ws)
+    while True:
+        await asyncio.sleep(RECHECK_TOKEN)
+        if store.identify(token) is None:
             return

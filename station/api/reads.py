@@ -13,6 +13,8 @@ from station.api.auth import require_read, require_ready
 from station.live.journal import Row, read_rows
 
 router = APIRouter()
+#: The largest seq SQLite can store (a signed 64-bit integer): larger is a 422, not a 500.
+MAX_SEQ = 2**63 - 1
 
 
 @router.get("/api/state")
@@ -26,7 +28,7 @@ async def get_state(request: Request) -> dict[str, Any]:
 @router.get("/api/journal")
 async def get_journal(
     request: Request,
-    after: int = Query(0, ge=0, description="rows after this seq"),
+    after: int = Query(0, ge=0, le=MAX_SEQ, description="rows after this seq"),
     limit: int = Query(100, ge=1, le=1000, description="at most this many rows"),
 ) -> dict[str, Any]:
     """Committed rows after `after`, oldest first. Notices (not table events) have

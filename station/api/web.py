@@ -1,6 +1,7 @@
 """The supervisor dashboard: its page and files (`/`, `/web/...`), and the two small reads
 it needs to decide what to show: who a token is (`/api/whoami`) and the words for the
-error codes and the role each event needs (`/api/explanations`).
+error codes, the role each event needs and the words of each event (`/api/explanations`,
+all from the station's own rules and event vocabulary).
 
 Why served by the station: the dashboard must work at a table with no internet, so every
 file comes from `station/web/` in the package, nothing from a CDN. A strict
@@ -15,7 +16,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
 
-from station.api.auth import EVENT_ROLE, identify, station_of
+from station.api.auth import identify, station_of
+from station.core.events import EVENT_ROLES, VOCABULARY
 from station.core.table import EXPLANATIONS
 from station.live.tokens import RANK
 
@@ -43,6 +45,8 @@ async def index() -> FileResponse:
 @router.get("/web/{name:path}", include_in_schema=False)
 async def web_file(name: str) -> FileResponse:
     """A file of the dashboard; only files under `station/web/` of known types."""
+    if "\x00" in name:  # a NUL cannot name a file (and os calls would raise on it)
+        raise HTTPException(404, "no such dashboard file")
     path = (WEB / name).resolve()
     if not path.is_relative_to(WEB) or path.suffix not in TYPES or not path.is_file():
         raise HTTPException(404, f"no dashboard file {name!r}")
@@ -62,9 +66,20 @@ async def whoami(request: Request) -> dict[str, Any]:
             "public_read": config.api.public_read, "table": config.table.id}  # fmt: skip
 
 
+#: Every event type: the role it needs through the API (null: only the station sends
+#: it), whether a card reader sends it, its label, the dashboard's confirmation question
+#: (null: no dashboard action) and its words once done. The page keeps no copy.
+EVENT_WORDS = {
+    kind.name: {"role": kind.role, "reader": kind.reader, "label": kind.label,
+                "confirm": kind.confirm, "done": kind.done}
+    for kind in VOCABULARY.values()
+}  # fmt: skip
+
+
 @router.get("/api/explanations")
 async def explanations() -> dict[str, Any]:
-    """The words for every error code, the role each event type needs, and the roles in
-    order: the page shows only what a role may do, by the station's own rules."""
-    return {"errors": EXPLANATIONS, "event_roles": EVENT_ROLE,
-            "roles": sorted(RANK, key=RANK.__getitem__)}  # fmt: skip
+    """The words for every error code, the role each event type needs, the roles in order
+    and the words of every event type: the page shows only what a role may do, by the
+    station's own rules, in the station's own words."""
+    return {"errors": EXPLANATIONS, "event_roles": dict(EVENT_ROLES),
+            "roles": sorted(RANK, key=RANK.__getitem__), "events": EVENT_WORDS}  # fmt: skip

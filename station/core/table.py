@@ -14,23 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypedDict
 
+from station.core import events as ev
 from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
 from station.core.results import RoundResult, round_result
 from station.core.rules import PUNTO_BANCO, Tableau
 
 CutPolicy = Literal["one_more", "last_round"]
 CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round")
-EVENT_TYPES = (
-    "shoe",
-    "card",
-    "cut",
-    "close_bets",
-    "resume",
-    "void",
-    "end_shoe",
-    "fault",
-    "restart",
-)
 
 # Errors: the table suspends.
 UNEXPECTED_CARD = "UNEXPECTED_CARD"
@@ -144,7 +134,7 @@ DUE_WORDS.update(ROLE_WORDS.items())
 
 #: The events a dealer or supervisor chooses to send (`Table.actions` says which of them
 #: the table would act on now).
-ACTIONS = ("shoe", "close_bets", "resume", "void", "end_shoe")
+ACTIONS = (ev.SHOE, ev.CLOSE_BETS, ev.RESUME, ev.VOID, ev.END_SHOE)
 
 
 class Decision(NamedTuple):
@@ -179,6 +169,24 @@ class Suspension:
     later: list[tuple[str, object]] = field(default_factory=list)
 
 
+Rule = Callable[[Mapping[str, Any]], Verdict]
+
+
+def _requiring(keys: frozenset[str], rule: Rule) -> Rule:
+    """`rule`, answering BAD_INPUT to an event without one of `keys` (the fields its type
+    requires); `rule` itself when there are none, so those events pay nothing."""
+    if not keys:
+        return rule
+
+    def checked(event: Mapping[str, Any]) -> Verdict:
+        for key in keys:
+            if key not in event:
+                return _fail(BAD_INPUT)
+        return rule(event)
+
+    return checked
+
+
 class Table:
     """One baccarat table: shoes, burns, rounds, suspensions, as events arrive."""
 
@@ -204,15 +212,22 @@ class Table:
         self._began = False
         self._cleared = False
         self._reset_shoe()
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], Verdict]] = {
-            "shoe": self._shoe,
-            "cut": self._cut,
-            "close_bets": self._close_bets,
-            "resume": self._resume,
-            "void": self._void,
-            "end_shoe": self._end_shoe,
-            "fault": self._fault,
-            "restart": self._restart,
+        # The rule of each type of the vocabulary (`station.core.events`), with the keys
+        # an event of that type must have.
+        rules: dict[str, Rule] = {
+            ev.SHOE: self._shoe,
+            ev.CARD: self._card,
+            ev.CUT: self._cut,
+            ev.CLOSE_BETS: self._close_bets,
+            ev.RESUME: self._resume,
+            ev.VOID: self._void,
+            ev.END_SHOE: self._end_shoe,
+            ev.FAULT: self._fault,
+            ev.RESTART: self._restart,
+        }
+        self._handlers = {
+            kind: _requiring(ev.VOCABULARY[kind].required - {"type"}, rule)
+            for kind, rule in rules.items()
         }
 
     def _reset_shoe(self) -> None:
@@ -236,7 +251,7 @@ class Table:
         if type(event) is not dict:
             return _fail(BAD_INPUT)
         kind = event.get("type")
-        if kind == "card":  # the hot path: four events in five
+        if kind == "card":  # the hot path, four events in five: `_card` inline
             return self._card_out(event["card"]) if "card" in event else _fail(BAD_INPUT)
         handler = self._handlers.get(kind) if type(kind) is str else None
         return _fail(BAD_INPUT) if handler is None else handler(event)
@@ -247,6 +262,11 @@ class Table:
         self._began = self._cleared = False
         verdict = self.apply(event)
         return Decision(verdict, self._cleared, self._began)
+
+    @property
+    def event_types(self) -> frozenset[str]:
+        """The event types this table has a rule for (the vocabulary's, checked by tests)."""
+        return frozenset(self._handlers)
 
     # -- read-only views -----------------------------------------------------------------
 
@@ -313,6 +333,9 @@ class Table:
         self.in_play = True
         self.shoes_started += 1
         return _ok()
+
+    def _card(self, event: Mapping[str, Any]) -> Verdict:
+        return self._card_out(event["card"])
 
     def _card_out(self, raw: object) -> Verdict:
         """A card came out of the shoe: the order of checks is the spec's."""

@@ -42,7 +42,7 @@ from station.core.table import Table
 
 GENESIS = "0" * 64
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS journal (
+CREATE TABLE journal (
     seq INTEGER PRIMARY KEY,
     ts TEXT NOT NULL,
     source TEXT NOT NULL,
@@ -54,6 +54,15 @@ CREATE TABLE IF NOT EXISTS journal (
     hash TEXT NOT NULL
 )
 """
+#: SQLite's `application_id` of a station journal ("BACC"): another program's database
+#: given as `[journal] path` is refused instead of taken over.
+APPLICATION_ID = 0x42414343
+#: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
+SCHEMA_VERSION = 1
+#: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
+#: 0 is a journal of station 0.1.0: the same table, before files were stamped.
+MIGRATIONS: dict[int, tuple[str, ...]] = {0: ()}
+COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
 VERDICT_KEYS = ("ok", "error", "role", "round", "result", "voided_round")
 CREATED = "journal created"
 _SEP = "\x1f"
@@ -143,9 +152,9 @@ class Journal:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None,
                                        check_same_thread=False)  # fmt: skip
+            self.migrated_from = self._adopt()  # first: a foreign file stays untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise JournalError(f"cannot open the journal {self.path}: {exc}; check [journal] "
                                "path and that the directory is writable") from exc  # fmt: skip
@@ -155,6 +164,55 @@ class Journal:
         self.last_seq: int = last[0] if last else 0
         self.last_hash: str = last[1] if last else GENESIS
         self._head_fd: int | None = None
+
+    def _adopt(self) -> int | None:
+        """Make a new file a journal, or check that an existing one is a station journal of
+        a schema this station knows, migrating an older one. Returns the schema migrated
+        from (None if none was needed)."""
+        db = self._db
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        listed = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = sorted(name for (name,) in listed)
+        if app_id == 0 and not tables:  # a new, empty file
+            self._migrate([SCHEMA], SCHEMA_VERSION)
+            return None
+        legacy = (app_id, version, tables) == (0, 0, ["journal"]) and self._columns() == COLUMNS
+        if app_id != APPLICATION_ID and not legacy:
+            db.close()
+            what = f"tables {', '.join(tables)}" if tables else f"application_id {app_id}"
+            raise JournalError(
+                f"{self.path} is not a station journal (another program's SQLite database: "
+                f"{what}); it was left untouched. Give [journal] path a file of its own"
+            )
+        if version > SCHEMA_VERSION:
+            db.close()
+            raise JournalError(
+                f"the journal {self.path} has schema {version}, written by a newer station "
+                f"(this one knows up to {SCHEMA_VERSION}); upgrade the station, or restore "
+                "the journal from a backup made by this version"
+            )
+        for step in range(version, SCHEMA_VERSION):
+            self._migrate(list(MIGRATIONS[step]), step + 1)
+        return version if version < SCHEMA_VERSION else None
+
+    def _columns(self) -> tuple[str, ...]:
+        return tuple(r[1] for r in self._db.execute("PRAGMA table_info(journal)"))
+
+    def _migrate(self, statements: list[str], to_version: int) -> None:
+        """Run `statements` and stamp the file with `to_version`, in one transaction."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql in statements:
+                db.execute(sql)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {int(to_version)}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         if self._head_fd is not None:
@@ -234,6 +292,10 @@ class Journal:
                 f"{settings}: use the same [table] settings, or a new [journal] path for a "
                 "new table"
             )
+        if self.migrated_from is not None:
+            migrated = notice("station", "station", "journal migrated",
+                              from_schema=self.migrated_from, to_schema=SCHEMA_VERSION)  # fmt: skip
+            self.append([migrated])
 
     # -- reading -------------------------------------------------------------------------
 

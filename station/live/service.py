@@ -29,6 +29,8 @@ import orjson
 
 from drivers.base import CardReader, TableViewSink
 from drivers.config import parse_bytes
+from drivers.sim.bot import SimReader
+from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
 from station.core.table import EXPLANATIONS
 from station.live.config import StationConfig
@@ -37,8 +39,6 @@ from station.live.signals import WebhookSender
 
 log = logging.getLogger("station.live.service")
 
-#: Events a reader may send; a driver may allow more with `extra_event_types` (the sim).
-READER_EVENTS = frozenset({"card", "cut", "fault"})
 MAX_BATCH = 512
 SUBSCRIBER_BACKLOG = 10_000
 READER_RESTART_DELAY = 2.0
@@ -226,10 +226,12 @@ class Station:
         self._queue.put_nowait(item)
 
     def reader_event(self, reader_name: str, event: dict[str, Any]) -> None:
-        """An event from the reader thread (called on the loop)."""
+        """An event from the reader thread (called on the loop). A reader may send only the
+        vocabulary's reader events; the demo bot (the `sim` driver) also deals and
+        supervises."""
         kind = event.get("type")
-        allowed = READER_EVENTS | getattr(self.reader, "extra_event_types", frozenset())
-        if kind not in allowed:
+        allowed = DEMO_BOT_TYPES if isinstance(self.reader, SimReader) else READER_TYPES
+        if not isinstance(kind, str) or kind not in allowed:
             row = notice("reader", reader_name, f"the reader sent a {kind!r} event, which a "
                          "reader may not send; not applied", event=event)  # fmt: skip
         else:

@@ -29,10 +29,3 @@ export function s(tag, attrs = {}, ...children) {
 export function fill(el, children) {
   el.replaceChildren(...children);
 }
-
-/** Local time of a journal timestamp ("2026-01-02T03:04:05.123456Z"). */
-export function clock(ts) {
-  if (!ts) return "";
-  const d = new Date(ts.replace(/(\.\d{3})\d*Z$/, "$1Z"));
-  return Number.isNaN(d.getTime()) ? ts : d.toLocaleTimeString([], { hour12: false });
-}

@@ -1,9 +1,10 @@
 // The roads drawn as SVG from /api/history's `roads` (computed and tested in
 // station/core/roads.py: this file only draws the cells where they were placed).
 // Colour is never the only signal: beads carry B/P/T, the big road B/P, and each
-// derived-road mark has a different shape for red and blue and a title.
+// derived-road mark has a different shape for red and blue and a title. The panel also
+// counts the wins and shows the last results beside the round.
 
-import { s, fill, h } from "./dom.js";
+import { $, fill, h, s } from "./dom.js";
 
 const COLOURS = { banker: "#c62828", player: "#1565c0", tie: "#2e7d32", red: "#c62828", blue: "#1565c0" };
 const LETTER = { banker: "B", player: "P", tie: "T" };
@@ -121,4 +122,19 @@ export function drawRoads(roads) {
   drawBigRoad("road-big", roads);
   for (const name of ["big_eye_boy", "small_road", "cockroach_pig"]) drawDerived(name, roads);
   drawAsk("road-ask", roads);
+}
+
+function render({ history }) {
+  if (!history) return;
+  const { roads } = history;
+  const c = roads.counts;
+  $("road-counts").textContent = `B ${c.banker} · P ${c.player} · T ${c.tie} · pairs P ${c.player_pair} B ${c.banker_pair}`;
+  drawRoads(roads);
+  const recent = roads.bead_plate.slice(-12).map((b) =>
+    h("li", { class: `mini ${b.winner}`, title: `Round ${b.round}: ${b.winner}`, text: LETTER[b.winner] }));
+  fill($("recent"), recent);
+}
+
+export function mountRoads(store) {
+  store.subscribe(["history"], render);
 }

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.service.kit import Running, make_config, serve
+from tests.service.kit import Running
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -62,9 +62,7 @@ def page(context: BrowserContext) -> Iterator[Page]:
 
 
 @pytest.fixture
-def station(tmp_path: Path) -> Iterator[Running]:
-    """A station with no reader: the test is the rig (cards, cut, faults through the API)
-    and reads need a token (public_read off)."""
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    with serve(config, tokens) as running:
-        yield running
+def station(live: Running) -> Running:
+    """The browser tests' name for the root conftest's `live` station (no reader, the test
+    is the rig, reads need a token)."""
+    return live

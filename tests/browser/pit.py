@@ -16,7 +16,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from drivers.sim.dealer import simulate
 from station.api import create_app
-from station.api.auth import EVENT_ROLE
+from station.core.events import EVENT_ROLES
 from station.live.config import StationConfig
 from station.live.service import Station
 from station.live.tokens import TokenStore
@@ -53,7 +53,7 @@ def action(page: Page, event: str, where: str = "#table-actions") -> Locator:
 
 def send(live: Running, event: dict[str, Any]) -> dict[str, Any]:
     """Post an event with the least role that may send it (as the pit would)."""
-    role = EVENT_ROLE[event["type"]]
+    role = EVENT_ROLES[event["type"]]
     answer: dict[str, Any] = live.post(event, role).json()
     return answer
 

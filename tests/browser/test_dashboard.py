@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, WebSocketRoute, expect
 
 from station.core.cards import ALL_CARDS
 from station.core.table import EXPLANATIONS
@@ -77,6 +78,40 @@ def test_login_and_a_round_card_by_card(page: Page, station: Running) -> None:
     page.click("#logout")
     expect(page.locator("#main")).to_be_hidden()
     assert page.evaluate("sessionStorage.getItem('station-token')") is None
+
+
+def test_the_buttons_follow_the_stations_actions_and_words(page: Page, station: Running) -> None:
+    """The page re-derives no rule: a button is enabled only if the state's `actions` has
+    its event, and it asks the question and says the words of /api/explanations."""
+    hide_shoe = True
+
+    def live(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_station(message: str | bytes) -> None:
+            m = json.loads(message)
+            if hide_shoe and "state" in m:
+                m["state"]["actions"] = [a for a in m["state"]["actions"] if a != "shoe"]
+            ws.send(json.dumps(m))
+
+        server.on_message(from_station)
+
+    def explanations(route: Route) -> None:
+        words = route.fetch().json()
+        words["events"]["shoe"].update(confirm="Cards shuffled: deal the shoe?", done="fresh shoe")
+        route.fulfill(json=words)
+
+    page.route_web_socket(re.compile(r"/api/live"), live)
+    page.route("**/api/explanations", explanations)
+    login(page, station, "dealer")
+    expect(action(page, "close_bets")).to_be_disabled()
+    expect(action(page, "shoe")).to_be_disabled()  # no shoe in play, but not offered
+    hide_shoe = False
+    page.reload()
+    expect(page.locator("#conn")).to_have_text("Live")
+    confirm(page, action(page, "shoe"), words="Cards shuffled: deal the shoe?")
+    expect(page.locator("#last-action")).to_contain_text("fresh shoe by test-dealer")
+    expect(page.locator("#p-shoe")).to_have_text("#1 in play")
 
 
 def test_a_station_that_fails_at_page_load_keeps_the_token(page: Page, station: Running) -> None:

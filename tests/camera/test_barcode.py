@@ -62,6 +62,7 @@ def test_two_codes_naming_different_cards_are_unreadable() -> None:
     assert reading.card is None and "different cards" in reading.detail
 
 
+@pytest.mark.slow
 def test_a_clip_of_coded_cards_reads_one_card_per_passage(tmp_path: Path) -> None:
     needs_designs()
     codec = make_codec("index52")

@@ -70,6 +70,7 @@ def test_a_clip_is_read_card_by_card(tmp_path: Path) -> None:
     assert reader.send(b"\x13") is False  # a camera has no card stop
 
 
+@pytest.mark.slow
 def test_barcodes_go_through_the_reader_codec(tmp_path: Path) -> None:
     needs_designs()
     codec = make_codec("suit-rank-4")

@@ -14,6 +14,7 @@ from station.cli import main
 from tests.camera.kit import TEST_SCENE, labelled, model_file, references
 
 
+@pytest.mark.slow
 def test_calibrate_camera_builds_a_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -241,6 +242,7 @@ def test_scan_refuses_a_config_it_cannot_use(
     assert message.format(dir=tmp_path) in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_calibrate_report_takes_the_model_from_the_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -277,6 +279,7 @@ def test_calibrate_clip_takes_the_source_and_roi_from_the_config(
     assert f"cannot read the config {tmp_path / 'none.toml'}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_calibrate_camera_takes_min_confidence_from_the_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

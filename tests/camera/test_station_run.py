@@ -3,25 +3,24 @@ and journaled like a shoe's."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 
 from calibration.synthetic import make_clip, shuffled
 from station.live.journal import Journal
 from station.live.tokens import new_token, token_hash
 from tests.camera.kit import TEST_SCENE, model_file
+from tests.conftest import spawn_station
 from tests.netkit import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
+@pytest.mark.slow
 def test_station_run_reads_a_video_file(tmp_path: Path) -> None:
     cards = shuffled(31, 8)
     # 1.5 s of empty felt first, played at the clip's own pace: time to open a shoe.
@@ -47,12 +46,8 @@ public_read = true
 token_file = "{tmp_path / 'tokens.toml'}"
 tokens = [{{name = "dealer", role = "dealer", sha256 = "{token_hash(token)}"}}]
 """)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "station.cli", "run", "--config", str(config),
-         "--log-level", "warning"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -9,17 +9,16 @@ journals on start).
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from websockets.sync.client import connect
 
 from drivers.sim.pty import PtyPort
@@ -28,10 +27,10 @@ from station.core.snapshot import take
 from station.core.table import Table
 from station.live.journal import Journal, read_rows
 from station.live.tokens import new_token, token_hash
+from tests.conftest import run_station, spawn_station
 from tests.netkit import free_port
 
 KILLS = 20
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Rig:
@@ -92,6 +91,7 @@ class Watcher:
             return  # the station was killed
 
 
+@pytest.mark.slow
 def test_sigkill_loses_nothing(tmp_path: Path) -> None:
     port, token = free_port(), new_token()
     link = tmp_path / "shoe"
@@ -117,14 +117,10 @@ tokens = [{{name = "rig", role = "supervisor", sha256 = "{token_hash(token)}"}}]
     rig.thread.start()
     seen: dict[int, dict[str, Any]] = {}
     rng = random.Random(7)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
         for kill in range(KILLS + 1):
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "station.cli", "run", "--config", str(config),
-                 "--log-level", "warning"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-            )  # fmt: skip
+            proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
             try:
                 state = wait_ready(url, proc)
                 check_state_is_the_replay(journal, state)
@@ -145,10 +141,7 @@ tokens = [{{name = "rig", role = "supervisor", sha256 = "{token_hash(token)}"}}]
         rig.stop.set()
         rig.thread.join(5)
         pty.close()
-    verify = subprocess.run(
-        [sys.executable, "-m", "station.cli", "journal", "verify", "--journal", str(journal)],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+    verify = run_station("journal", "verify", "--journal", str(journal))
     assert verify.returncode == 0, verify.stderr
     restarts = [r for r in read_rows(journal, 0, 10**6) if r.event["type"] == "restart"]
     assert len(restarts) == KILLS + 1

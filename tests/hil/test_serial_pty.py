@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +28,7 @@ from drivers.serial_reader import SerialReader
 from drivers.sim.pty import PtyPort
 from drivers.sim.rig import parse_rig_faults, rig_events
 from station.core.table import ERRORS, SCANNER_FAULT, Table
+from tests.conftest import run_station, spawn_station
 from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
 
@@ -249,12 +249,12 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
     table = Table()
     sink = TableSink(table, on_suspend=lambda: reader.send(b"\x13"))
     api = FakeStationApi(sink, stream)
-    command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link),
+    command = ["sim-shoe", "--link", str(link),
                "--pace", "0.002", "--unplug-for", "0.05", "--seed", str(SIM_ARGS["seed"]),
                "--rounds", str(SIM_ARGS["rounds"]), "--faults", SIM_FAULTS,
                "--config", str(tmp_path / "station.toml"),
                "--station", api.url, "--token", TOKEN]  # fmt: skip
-    rig = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until(link.is_symlink, what="the rig's pty link")
         with running(reader, sink):
@@ -287,9 +287,9 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
     stream = list(rig_events(3, rounds=2, gated=False))
     reader = SerialReader(config_for(link))
     sink = CollectingSink()
-    command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link), "--pace",
+    command = ["sim-shoe", "--link", str(link), "--pace",
                "0", "--seed", "3", "--rounds", "2", "--ungated"]  # fmt: skip
-    rig = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until(link.is_symlink, what="the rig's pty link")
         with running(reader, sink):
@@ -321,11 +321,11 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
 def test_sim_shoe_refuses_bad_arguments_before_making_a_pty(
     arguments: list[str], message: str
 ) -> None:
-    done = subprocess.run([sys.executable, "-m", "station.cli", "sim-shoe", *arguments],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 2 and message in done.stderr, done.stderr
+    done = run_station("sim-shoe", *arguments)
+    assert done.returncode == 2 and message in done.stderr.decode(), done.stderr
 
 
+@pytest.mark.slow
 def test_sim_shoe_against_the_real_station(tmp_path: Path) -> None:
     """The whole loop with nothing faked: `station run` reads the pty with the serial
     driver, `station sim-shoe` plays the shoe and posts the dealer's and supervisor's
@@ -355,15 +355,13 @@ demo_tokens = true
 [signals]
 stop_command = "hex:13"
 """)
-    rig_command = [sys.executable, "-m", "station.cli", "sim-shoe", "--link", str(link),
+    rig_command = ["sim-shoe", "--link", str(link),
                    "--pace", "0.05", "--unplug-for", "0.1", "--seed", str(seed), "--rounds",
                    str(rounds), "--faults", SIM_FAULTS, "--config", str(config),
                    "--station", f"http://127.0.0.1:{port}"]  # fmt: skip
     rig = None
-    station = subprocess.Popen(
-        [sys.executable, "-m", "station.cli", "run", "--config", str(config),
-         "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    station = spawn_station("run", "--config", str(config), "--log-level", "warning",
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert station.stdout is not None
         token = ""
@@ -373,8 +371,8 @@ stop_command = "hex:13"
                 token = parts[1]
                 break
         assert token, "station run printed no supervisor token"
-        rig = subprocess.Popen([*rig_command, "--token", token], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)  # fmt: skip
+        rig = spawn_station(*rig_command, "--token", token, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
         out, err = rig.communicate(timeout=180)
         assert rig.returncode == 0, err.decode()
     finally:
@@ -384,9 +382,7 @@ stop_command = "hex:13"
                 proc.wait(30)
     rows = [json.loads(line) for line in out.splitlines()]
     assert any(r.get("shoe_received", "").startswith("13") for r in rows)  # the card stop
-    export = subprocess.run([sys.executable, "-m", "station.cli", "journal", "export",
-                             "--config", str(config)], capture_output=True, text=True,
-                            timeout=60)  # fmt: skip
+    export = run_station("journal", "export", "--config", str(config))
     journal = [json.loads(line) for line in export.stdout.splitlines()]
     first_shoe = next(i for i, e in enumerate(journal) if e["type"] == "shoe")
     # Before the rig made its pty the reader could not open the port: faults with no shoe

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +15,14 @@ from station.core.table import Table
 from station.live.journal import Journal
 from tests.service.kit import Running, make_config, serve
 
+pytestmark = pytest.mark.server
+
 ROUND = [
     {"type": "shoe"}, {"type": "card", "card": "2H"}, {"type": "card", "card": "KS"},
     {"type": "card", "card": "QD"}, {"type": "close_bets"},
     {"type": "card", "card": "9S"}, {"type": "card", "card": "2D"},
     {"type": "card", "card": "KH"}, {"type": "card", "card": "5C"},
 ]  # fmt: skip
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Running]:
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    with serve(config, tokens) as running:
-        yield running
 
 
 def test_post_answers_the_verdict(live: Running) -> None:

@@ -4,7 +4,6 @@ explanations, history and roads from the committed journal, the export, the odds
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -12,7 +11,7 @@ import orjson
 import pytest
 
 from drivers.sim.dealer import simulate
-from station.api.auth import EVENT_ROLE
+from station.core.events import EVENT_ROLES
 from station.core.odds import Analyzer, seed_bets
 from station.core.paytables import load
 from station.core.roads import scoreboards
@@ -20,15 +19,10 @@ from station.core.table import EXPLANATIONS, Table
 from station.live.replay import replay
 from tests.service.kit import Running, make_config, serve
 
+pytestmark = pytest.mark.server
+
 BURN = [{"type": "card", "card": c} for c in ("2H", "KS", "QD")]
 ROUND = [{"type": "close_bets"}] + [{"type": "card", "card": c} for c in ("9S", "2D", "KH", "5C")]
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Running]:
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    with serve(config, tokens) as running:
-        yield running
 
 
 def get(live: Running, path: str, role: str | None = "viewer") -> httpx.Response:
@@ -64,8 +58,12 @@ def test_whoami_and_explanations(live: Running) -> None:
     r = httpx.get(f"{live.url}/api/whoami", headers={"Authorization": "Bearer wrong"})
     assert r.status_code == 401
     words = get(live, "/api/explanations", None).json()
-    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLE
+    assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLES
     assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+    events = words["events"]  # the page's buttons take their words from here
+    assert events["void"]["confirm"].startswith("Void the round in progress?")
+    assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
+    assert events["card"]["reader"] is True and events["card"]["confirm"] is None
 
 
 def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
@@ -84,6 +82,7 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     hist = get(live, "/api/history").json()
     assert hist["seq"] == live.station.snapshot.seq
     assert hist["shoe"] == 1 and hist["in_play"] is True and hist["voided"] == [2]
+    assert get(live, "/api/state").json()["actions"] == ["close_bets", "end_shoe"]
     [r1] = hist["rounds"]
     assert (r1["player"], r1["banker"], r1["winner"]) == (["9S", "KH"], ["2D", "5C"], "player")
     assert hist["roads"] == scoreboards(hist["rounds"])

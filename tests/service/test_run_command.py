@@ -4,33 +4,27 @@ the `station journal` commands on what it wrote."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from station.cli import main
+from tests.conftest import spawn_station
 from tests.netkit import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def station(*args: str, **kw: object) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "station.cli", *args], text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **kw.pop("env", {})},  # type: ignore[dict-item]
-                            **kw)  # type: ignore[call-overload]  # fmt: skip
+pytestmark = pytest.mark.server
 
 
 def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("[journal]\npaht = 'x.db'\n")
-    proc = station("run", "--config", str(config), stderr=subprocess.PIPE)
+    proc = spawn_station("run", "--config", str(config), stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert "journal.paht: unknown key" in err and str(config) in err
@@ -55,9 +49,9 @@ def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Pat
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    proc = station("run", "--config", str(config), "--log-level", "warning",
-                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                   env={"NOTIFY_SOCKET": str(tmp_path / "notify")})  # fmt: skip
+    proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={"NOTIFY_SOCKET": str(tmp_path / "notify")})  # fmt: skip
     try:
         assert proc.stdout is not None
         tokens = {}
@@ -96,8 +90,8 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
 
     port = free_port()
     config = demo_station_config(tmp_path, port)
-    proc = station("run", "--config", str(config), "--log-level", "info",
-                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = spawn_station("run", "--config", str(config), "--log-level", "info",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None
         token = next(line.split()[1] for line in proc.stdout if line.startswith("  viewer "))

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from drivers import create_reader
 from drivers.config import from_mapping
 from drivers.sim.pty import PtyPort
 from station.live.config import SignalsConfig
 from tests.service.kit import make_config, serve
+
+pytestmark = pytest.mark.server
 
 
 class Hooks:

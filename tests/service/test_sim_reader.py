@@ -116,6 +116,7 @@ def test_settings_are_checked() -> None:
         create_reader(from_mapping({"driver": "sim", "sim": {"cut_depth": 3}}))
 
 
+@pytest.mark.server
 def test_the_live_demo_plays_through_the_service(tmp_path: Path) -> None:
     config, tokens = make_config(tmp_path, public_read=True)
     reader_config = from_mapping({"driver": "sim", "sim": {

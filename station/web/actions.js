@@ -1,0 +1,94 @@
+// The dealer's and supervisor's buttons. A button shows if the role may send its event
+// and is enabled if the table accepts it now (the snapshot's `actions`): the page decides
+// no rule itself. Each asks the station's confirmation question first, and the result
+// goes on the last-action line with who did it.
+
+import { ApiError, post } from "./api.js";
+import { $ } from "./dom.js";
+import { actionLine, label } from "./format.js";
+import { accepts, actionWords, may } from "./rules.js";
+import { say } from "./store.js";
+
+function confirmAction(text) {
+  const dialog = $("confirm");
+  $("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+
+/** The card the supervisor read by eye in the banner's picker, or null. */
+function pickedCard() {
+  const r = $("pick-rank").value;
+  const s = $("pick-suit").value;
+  return r && s ? r + s : null;
+}
+
+/** `onUnauthorized` is called when the station no longer knows the token. */
+export function mountActions(store, { onUnauthorized }) {
+  const buttons = [...document.querySelectorAll("button.act")];
+
+  async function act(button) {
+    const { rules } = store.get();
+    const type = button.dataset.event;
+    const words = actionWords(rules, type);
+    if (!words) return;
+    const event = { type };
+    let question = words.confirm;
+    if (button.hasAttribute("data-with-card")) {
+      const card = pickedCard();
+      if (!card) return;
+      event.card = card;
+      question = `Resume with the card ${label(card)} (read by eye)? It is placed where a card is due.`;
+    }
+    if (!(await confirmAction(question))) return;
+    button.disabled = true;
+    try {
+      const verdict = await post(event);
+      const row = store.get().rows.at(verdict.seq); // the journal's row says who did it
+      const line = actionLine(row ? { ...row, card: row.event.card, done: words.done }
+        : { seq: verdict.seq, verdict, card: event.card, done: words.done, actor: store.get().me.name }, rules.errors);
+      say(store, line.text, line.bad);
+      if (event.card) {
+        $("pick-rank").value = "";
+        $("pick-suit").value = "";
+      }
+    } catch (err) {
+      say(store, `${words.done}: ${err.message}`, true);
+      if (err instanceof ApiError && err.status === 401) await onUnauthorized();
+    } finally {
+      render(store.get());
+    }
+  }
+
+  function render({ state, me, rules }) {
+    for (const b of buttons) {
+      const type = b.dataset.event;
+      b.hidden = !may(me, rules, type);
+      b.disabled = !accepts(state, type) || (b.hasAttribute("data-with-card") && !pickedCard());
+    }
+    // The table's supervisor buttons live in the banner while suspended.
+    if (state?.suspension) {
+      for (const b of document.querySelectorAll("#table-actions button.act[data-event=void], #table-actions button.act[data-event=end_shoe]")) {
+        b.hidden = true;
+      }
+    }
+    const supervisor = may(me, rules, "resume");
+    document.querySelector("fieldset.picker").hidden = !supervisor;
+    $("supervisor-actions").hidden = !supervisor;
+    document.querySelector("[data-viewer-note]").hidden = supervisor;
+  }
+
+  function renderSaid({ said }) {
+    const el = $("last-action");
+    el.textContent = said ? said.text : "";
+    el.classList.toggle("error", Boolean(said?.bad));
+  }
+
+  for (const b of buttons) b.addEventListener("click", () => act(b));
+  for (const id of ["pick-rank", "pick-suit"]) $(id).addEventListener("change", () => render(store.get()));
+  store.subscribe(["state", "me", "rules"], render);
+  store.subscribe(["said"], renderSaid);
+}

@@ -1,0 +1,33 @@
+// The suspension banner: why the table stopped, since when, what else went wrong after,
+// in the station's own words. The supervisor's buttons in it belong to actions.js.
+
+import { $, fill, h } from "./dom.js";
+import { clock, label } from "./format.js";
+import { may } from "./rules.js";
+
+export function mountBanner(store) {
+  let waitingFor = null; // the seq whose row would give the banner its time
+
+  function render({ state, me, rules, rows }) {
+    const susp = state?.suspension;
+    $("banner").hidden = !susp;
+    document.body.classList.toggle("suspended", Boolean(susp));
+    waitingFor = null;
+    if (!susp || !rules) return;
+    const { errors } = rules;
+    $("banner-reason").textContent = errors[susp.code] || susp.code;
+    const row = rows.at(susp.since_seq);
+    if (!row && susp.since_seq) waitingFor = susp.since_seq;
+    const when = row ? ` at ${clock(row.ts)}` : "";
+    const card = susp.card ? ` · card: ${label(susp.card)}`
+      : susp.code === "UNREADABLE_CARD" ? ` · card: unreadable${may(me, rules, "resume") ? " (enter it below as read by eye)" : ""}` : "";
+    $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}`;
+    fill($("banner-later"), susp.later.map((l) =>
+      h("li", { text: `then ${l.code}${l.card ? ` (${label(l.card)})` : ""}: ${errors[l.code] || ""}` })));
+  }
+
+  store.subscribe(["state", "me", "rules"], render);
+  store.subscribe(["rows"], (value) => {
+    if (waitingFor != null && value.rows.at(waitingFor)) render(value);
+  });
+}

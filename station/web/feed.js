@@ -1,0 +1,123 @@
+// What comes from the station into the store: the live messages (hello, rows, states,
+// the connection's status), the journal's recent rows, and the reads fetched again when a
+// round ends or a shoe changes (history and roads, odds, the reader's status).
+
+import { api } from "./api.js";
+import { actionLine } from "./format.js";
+import { actionWords } from "./rules.js";
+import { say } from "./store.js";
+
+const JOURNAL_LOAD = 200; // rows loaded on connecting (the journal panel shows as many)
+
+export function createFeed(store) {
+  let refreshKey = "";
+  let refreshTimer = null;
+  let fetchingSeq = null;
+
+  function addRows(rows) {
+    const { rows: book } = store.get();
+    if (book.add(rows)) store.set({ rows: book });
+  }
+
+  function onHello(message, resumed) {
+    setState(message.state);
+    if (!resumed) loadJournal(message.seq);
+    refresh(true);
+  }
+
+  function onRow(row) {
+    addRows([row]);
+    const { rules } = store.get();
+    const words = actionWords(rules, row.event.type);
+    if (words) showAction(row, words.done);
+  }
+
+  function onState(state) {
+    setState(state);
+    refresh(false);
+  }
+
+  function onStatus(status, reason) {
+    store.set({ conn: { status, reason: reason || "" } });
+  }
+
+  /** The last dealer or supervisor action, with who did it (from its journal row). */
+  function showAction(row, done) {
+    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, store.get().rules.errors);
+    say(store, text, bad);
+  }
+
+  function setState(state) {
+    store.set({ state });
+    const seq = state.suspension?.since_seq;
+    if (seq && !store.get().rows.at(seq) && fetchingSeq !== seq) fetchRow(seq);
+  }
+
+  /** The row a suspension started at, for the banner's time (a detail: it stands without). */
+  async function fetchRow(seq) {
+    fetchingSeq = seq;
+    try {
+      const { events } = await api(`/api/journal?after=${seq - 1}&limit=1`);
+      if (events.length) {
+        const { rows } = store.get();
+        rows.note(events[0]);
+        store.set({ rows });
+      }
+    } catch {
+      /* the banner stands without the time */
+    } finally {
+      fetchingSeq = null;
+    }
+  }
+
+  async function loadJournal(seq) {
+    const after = Math.max(0, seq - JOURNAL_LOAD);
+    try {
+      const { events } = await api(`/api/journal?after=${after}&limit=${JOURNAL_LOAD}`);
+      addRows(events);
+    } catch (err) {
+      say(store, `journal: ${err.message}`, true);
+    }
+  }
+
+  /** Fetch the reads again when the shoe, the rounds or the round in progress changed. */
+  function refresh(force) {
+    const st = store.get().state;
+    const key = [st.shoes_started, st.in_play, st.rounds_complete, st.voided.length, Boolean(st.round)].join(":");
+    if (!force && key === refreshKey) return;
+    refreshKey = key;
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => {
+      loadHistory();
+      loadOdds();
+      loadReader();
+    }, force ? 0 : 100);
+  }
+
+  async function loadReader() {
+    try {
+      const { reader } = await api("/api/state");
+      store.set({ reader });
+    } catch {
+      /* shown again at the next round */
+    }
+  }
+
+  async function loadHistory() {
+    try {
+      store.set({ history: await api("/api/history") });
+    } catch (err) {
+      say(store, `history: ${err.message}`, true);
+    }
+  }
+
+  async function loadOdds() {
+    try {
+      store.set({ odds: { answer: await api("/api/odds") } });
+    } catch (err) {
+      store.set({ odds: { error: err.message } });
+    }
+  }
+
+  return { onHello, onRow, onState, onStatus };
+}

@@ -1,0 +1,93 @@
+// The page's words for what the station sends, in one place so every panel says a thing
+// the same way: card labels, totals, times, percentages, outcomes, events and verdicts.
+
+export const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
+const POINTS = { A: 1, T: 0, J: 0, Q: 0, K: 0 };
+
+/** The rank as printed on the card ("T" is "10"). */
+export function rankText(code) {
+  return code[0] === "T" ? "10" : code[0];
+}
+
+/** Baccarat points of a card code ("7H" -> 7, "KD" -> 0). */
+export function points(code) {
+  const r = code[0];
+  return r in POINTS ? POINTS[r] : Number(r);
+}
+
+/** A hand's total: the sum of its points, mod 10. */
+export function total(codes) {
+  return codes.reduce((sum, c) => sum + points(c), 0) % 10;
+}
+
+/** Short text of a card code, e.g. "10♥"; "unreadable" for none. */
+export function label(code) {
+  if (!code) return "unreadable";
+  const s = SUITS[code[1]];
+  return rankText(code) + (s ? s[0] : code[1]);
+}
+
+/** Local time of a journal timestamp ("2026-01-02T03:04:05.123456Z"). */
+export function clock(ts) {
+  if (!ts) return "";
+  const d = new Date(ts.replace(/(\.\d{3})\d*Z$/, "$1Z"));
+  return Number.isNaN(d.getTime()) ? ts : d.toLocaleTimeString([], { hour12: false });
+}
+
+export function pct(x, digits = 2) {
+  return `${(x * 100).toFixed(digits)} %`;
+}
+
+/** A bet's or a road's code in words ("banker_pair" -> "banker pair"). */
+export function spaced(code) {
+  return code.replaceAll("_", " ");
+}
+
+/** The station's explanation of an error code ("ok" for none). */
+export function explain(errors, code) {
+  return code ? errors[code] || code : "ok";
+}
+
+/** The naturals and pairs of a round result, in words or (`short`) as P/B. */
+export function roundFlags(r, short = false) {
+  const [p, b] = short ? ["P", "B"] : ["player", "banker"];
+  return [r.player_natural && `${p} natural`, r.banker_natural && `${b} natural`,
+          r.player_pair && `${p} pair`, r.banker_pair && `${b} pair`].filter(Boolean);
+}
+
+/** "Player wins 9 to 7 · player natural", "Tie 6 to 6". */
+export function winnerWords(r) {
+  const pt = r.player_total;
+  const bt = r.banker_total;
+  if (r.winner === "tie") return `Tie ${pt} to ${bt}`;
+  const flags = roundFlags(r);
+  const score = r.winner === "player" ? `${pt} to ${bt}` : `${bt} to ${pt}`;
+  return `${r.winner === "player" ? "Player" : "Banker"} wins ${score}${flags.length ? ` · ${flags.join(", ")}` : ""}`;
+}
+
+/** A journal event in words. */
+export function describe(event) {
+  const { type } = event;
+  if (type === "notice") return `notice: ${event.message}`;
+  if (type === "card") return `card ${event.card ? label(event.card) : "unreadable"}`;
+  if (type === "resume" && event.card) return `resume with ${label(event.card)}`;
+  if (type === "fault") return `fault${event.detail ? `: ${event.detail}` : ""}`;
+  return spaced(type);
+}
+
+/** A journal verdict in words: the error explained, or what the event did. */
+export function verdictText(v, errors) {
+  if (!v) return "";
+  if (!v.ok) return `${v.error}: ${errors[v.error] || ""}`;
+  const parts = [v.role, v.round != null && `round ${v.round}`, v.voided_round != null && `voided round ${v.voided_round}`,
+                 v.result && `${v.result.winner} ${v.result.player_total}–${v.result.banker_total}`];
+  return parts.filter(Boolean).join(" · ") || "ok";
+}
+
+/** A dealer's or supervisor's action with who did it: "12:01:02 void round by ana (row 7)",
+ * and the refusal explained if the table refused it. */
+export function actionLine({ ts, done, card, actor, verdict, seq }, errors) {
+  const refused = verdict && !verdict.ok ? ` → ${verdict.error}: ${explain(errors, verdict.error)}` : "";
+  const when = ts ? `${clock(ts)} ` : "";
+  return { text: `${when}${done}${card ? ` ${label(card)}` : ""} by ${actor}${refused} (row ${seq})`, bad: Boolean(refused) };
+}

@@ -1,0 +1,79 @@
+// The header: which table, the live connection's status, and who is logged in (the
+// token's login and logout). The token lives in sessionStorage only (see api.js).
+
+import { ApiError, api, token } from "./api.js";
+import { $ } from "./dom.js";
+import { canRead } from "./rules.js";
+
+/** `start` (re)connects the page for the token now in use; `stop` disconnects it. */
+export function mountSession(store, { start, stop }) {
+  async function whoami() {
+    store.set({ me: await api("/api/whoami") });
+  }
+
+  async function login(ev) {
+    ev.preventDefault();
+    const value = $("token").value.trim();
+    $("login-error").textContent = "";
+    if (!value) return;
+    token.set(value);
+    try {
+      await whoami();
+    } catch (err) {
+      token.clear();
+      $("login-error").textContent = err.status === 401 ? "This token is not known to the station." : err.message;
+      return;
+    }
+    $("token").value = "";
+    start();
+  }
+
+  async function logout() {
+    token.clear();
+    stop();
+    await whoami().catch(() => {});
+    start();
+  }
+
+  /** Who this page's token is; a token revoked since the last visit is forgotten. Any other
+   * failure is thrown (and the token kept: the station may only be busy). */
+  async function restore() {
+    try {
+      await whoami();
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      token.clear();
+      await whoami();
+      $("login-error").textContent = "Your token is no longer valid: log in again.";
+    }
+    $("login-button").disabled = false;
+  }
+
+  function renderMe({ me }) {
+    $("table-id").textContent = me.table;
+    document.title = `Table ${me.table} · Baccarat station`;
+    const named = me.name != null;
+    $("who").hidden = !named;
+    $("login").hidden = named;
+    $("who-name").textContent = named ? `${me.name} (${me.role})` : "";
+    document.body.dataset.role = me.acts_as || "anonymous";
+    const readable = canRead(me);
+    document.body.classList.toggle("locked", !readable);
+    $("main").hidden = !readable;
+  }
+
+  function renderConn({ conn: { status, reason } }) {
+    const el = $("conn");
+    el.className = `conn conn-${status}`;
+    el.textContent = status === "live" ? "Live"
+      : status === "refused" ? `Not allowed to watch: ${reason || "log in"}`
+      : `Disconnected: reconnecting…${reason ? ` (${reason})` : ""}`;
+    document.body.classList.toggle("offline", status !== "live");
+  }
+
+  $("login").addEventListener("submit", login);
+  $("logout").addEventListener("click", logout);
+  store.subscribe(["me"], renderMe);
+  store.subscribe(["conn"], renderConn);
+  return { restore, logout };
+}

@@ -1,0 +1,64 @@
+"""The project's documents stand alone: the rules are vendored word for word, and every
+relative link in the README and docs/ resolves inside the repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.spec import ROOT, examples_file
+
+RULES = ROOT / "docs" / "rules.md"
+MARKER = "<!-- Below: the specification, verbatim (dealing-rules.md). -->\n"
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_rules_page_holds_the_spec_word_for_word() -> None:
+    spec = examples_file().parent / "dealing-rules.md"
+    if not spec.is_file():
+        pytest.skip("shared/spec is not beside this checkout; docs/rules.md is the only copy")
+    text = RULES.read_text(encoding="utf-8")
+    assert MARKER in text, "docs/rules.md lost the line that starts the verbatim spec"
+    assert text.split(MARKER, 1)[1] == spec.read_text(encoding="utf-8"), (
+        "docs/rules.md no longer matches shared/spec/dealing-rules.md: refresh it"
+    )
+
+
+def broken_links(doc: Path, root: Path = ROOT) -> list[str]:
+    """The relative links of a Markdown file that do not name a file of the repository
+    (code blocks are not links; URLs and same-page anchors are not checked here)."""
+    text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.DOTALL)
+    bad = []
+    for match in LINK.finditer(text):
+        link = match.group(1)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", link) or link.startswith("#"):
+            continue
+        target = (doc.parent / link.split("#", 1)[0]).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            bad.append(link)
+    return bad
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda p: p.name)
+def test_every_relative_link_resolves_inside_the_repository(doc: Path) -> None:
+    assert not broken_links(doc), f"{doc.relative_to(ROOT)}: links outside the repository"
+
+
+def test_the_link_check_finds_a_link_out_of_the_repository_or_to_nothing(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "rules.md").write_text("rules", encoding="utf-8")
+    (tmp_path / "shared.md").write_text("outside", encoding="utf-8")
+    probe = repo / "docs" / "probe.md"
+    probe.write_text(
+        "[spec](../../shared.md) [ok](rules.md) [gone](nothing.md#x)\n"
+        "[web](https://example.org/x) [here](#top)\n```\n[in code](../x)\n```\n",
+        encoding="utf-8",
+    )
+    assert broken_links(probe, repo) == ["../../shared.md", "nothing.md#x"]

@@ -1,0 +1,51 @@
+"""The snapshot's `actions` (`Table.actions`): the dealer and supervisor events the table
+accepts now, which the dashboard enables its buttons by (it re-derives no rule of its own)."""
+
+from __future__ import annotations
+
+import pytest
+
+from station.core.snapshot import take
+from station.core.table import Table
+from tests.tablekit import BURNED, play
+
+
+def actions_after(words: list[str], **options: object) -> tuple[str, ...]:
+    table = Table(**options)  # type: ignore[arg-type]
+    play(words, table)
+    return table.actions()
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    ([], ("shoe",)),
+    (["shoe"], ("end_shoe",)),  # the burn is due: betting cannot close yet
+    (BURNED, ("close_bets", "end_shoe")),
+    ([*BURNED, "close"], ("void", "end_shoe")),  # a round in progress
+    ([*BURNED, "close", "?"], ("resume", "void", "end_shoe")),  # suspended
+    ([*BURNED, "fault"], ("resume", "void", "end_shoe")),  # suspended between rounds
+    ([*BURNED, "end"], ("shoe",)),
+])  # fmt: skip
+def test_the_actions_the_table_accepts_now(words: list[str], expected: tuple[str, ...]) -> None:
+    assert actions_after(words) == expected
+
+
+def test_an_ungated_table_never_offers_close_bets() -> None:
+    assert actions_after(BURNED, gated=False) == ("end_shoe",)
+
+
+def test_the_actions_are_published_in_the_snapshot() -> None:
+    table = Table()
+    play(BURNED, table)
+    assert take(table, 3, "t1", None).to_dict()["actions"] == ("close_bets", "end_shoe")
+
+
+@pytest.mark.parametrize("words", [[], ["shoe"], BURNED, [*BURNED, "close"],
+                                   [*BURNED, "close", "?"], [*BURNED, "fault"]])  # fmt: skip
+def test_the_table_accepts_every_action_it_offers(words: list[str]) -> None:
+    word = {"shoe": "shoe", "close_bets": "close", "resume": "resume", "void": "void",
+            "end_shoe": "end"}  # fmt: skip
+    offered = actions_after(words)
+    assert offered
+    for kind in offered:
+        verdict = play([*words, word[kind]])[-1]
+        assert verdict["ok"], (words, kind, verdict)
