@@ -26,7 +26,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -556,7 +555,8 @@ def _message(error: Any, model: type[BaseModel] | None, field: Any,
             return f"{where(loc)}: expected a table like {{name = ..., role = ...}}{got}"
         return f"{where(loc)}: expected a table of keys, got {type(value).__name__}"
     if kind in ("greater_than", "greater_than_equal", "less_than_equal") and field is not None:
-        number = "a whole number" if isinstance(value, int) else "a number"
+        number = "a whole number" if int in (field.annotation, *get_args(field.annotation)) \
+            else "a number"
         return f"{where(loc)}: {_range(field, number)}{got}"
     return f"{where(loc)}: {error['msg']}{got}"
 
