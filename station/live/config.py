@@ -32,7 +32,6 @@ from pydantic import (
 )
 
 from drivers.config import (
-    HOUR,
     ConfigError,
     Problem,
     ReaderConfig,
@@ -212,7 +211,7 @@ class SignalsConfig(Section):
                                                "retried")  # fmt: skip
     webhook_attempts: int = Field(8, ge=1, le=100,
                                   description="tries per notice")  # fmt: skip
-    webhook_backoff: float = Field(0.5, ge=0, le=HOUR, json_schema_extra=bounds("second"),
+    webhook_backoff: float = Field(0.5, ge=0, le=30, json_schema_extra=bounds("second"),
                                    description="first wait between tries (s); it doubles, to "
                                                "at most 30 s")  # fmt: skip
     stop_command: str = Field("", description="written to the shoe when the table suspends: "
