@@ -426,18 +426,18 @@ def from_mapping(mapping: Mapping[str, Any], base: Path | None = None) -> Reader
 
 def describe(error: ValidationError, root: type[BaseModel], prefix: tuple[str, ...] = (),
              source: str = "") -> str:  # fmt: skip
-    """The first problem of `error` (raised validating `root`, found at `prefix` in the
-    file) as `SOURCE: [reader] baudrate: must be positive, e.g. 9600; got 0`."""
-    first = error.errors(include_url=False)[0]
-    loc = (*prefix, *first["loc"])
-    cause = (first.get("ctx") or {}).get("error")
-    if isinstance(cause, Problem):
-        loc = (*loc, *cause.key)
-    model, field = _walk(root, prefix, loc)
-    message = _message(first, model, field, loc)
-    if len(error.errors()) > 1:
-        message += f" (and {len(error.errors()) - 1} more)"
-    return f"{source}: {message}" if source else message
+    """Every problem of `error` (raised validating `root`, found at `prefix` in the file),
+    one a line, first first: `SOURCE: [reader] baudrate: must be positive, e.g. 9600; got 0`."""
+    lines = []
+    for problem in error.errors(include_url=False):
+        loc = (*prefix, *problem["loc"])
+        cause = (problem.get("ctx") or {}).get("error")
+        if isinstance(cause, Problem):
+            loc = (*loc, *cause.key)
+        model, field = _walk(root, prefix, loc)
+        message = _message(problem, model, field, loc)
+        lines.append(f"{source}: {message}" if source else message)
+    return "\n".join(lines)
 
 
 def where(loc: Sequence[str | int]) -> str:
