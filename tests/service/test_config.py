@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pydantic import BaseModel
 
 from drivers.config import CameraSettings, PassageSettings, ReaderConfig, SimSettings
@@ -152,8 +151,8 @@ stop_command = "hex:13"
     ("[reader]\ndriver = 'camera'\n[reader.camera]\nsource = 'x.avi'\nmodel = 'm'\n"
      "level = 300", "[reader.camera] level: expected a whole number from 0 to 255, got 300"),
     # checks across keys
-    ("[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = '%s'}, "
-     "{name = 'a', role = 'viewer', sha256 = '%s'}]" % ("0" * 64, "1" * 64),
+    ("[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = '" + "0" * 64 + "'}, "
+     "{name = 'a', role = 'viewer', sha256 = '" + "1" * 64 + "'}]",
      "api.tokens[1].name: 'a' is used twice"),
     ("[reader]\nreconnect_min = 5.0\nreconnect_max = 1.0", "[reader] reconnect_max: must be at "
                                                           "least reconnect_min (5.0 s)"),
