@@ -138,6 +138,8 @@ stop_command = "hex:13"
     ("[signals]\nwebhook_timeout = 0", "signals.webhook_timeout: must be more than 0 seconds "
                                        "and at most 300 seconds, got 0"),
     ("[signals]\nwebhook_timeout = 1e9", "signals.webhook_timeout: must be more than 0"),
+    ("[reader]\nframe_timeout = nan", "[reader] frame_timeout: must be more than 0 seconds "
+                                      "and at most 60 seconds, got nan"),
     ("[signals]\nwebhook_attempts = 0", "signals.webhook_attempts: must be at least 1 and at "
                                         "most 100, got 0"),
     ("[signals]\nwebhook_backoff = -1", "signals.webhook_backoff: must be at least 0 seconds"),
@@ -165,6 +167,17 @@ def test_errors_name_the_key(tmp_path: Path, text: str, words: str) -> None:
         load(path)
     assert words in str(err.value)
     assert str(path) in str(err.value)
+
+
+def test_every_problem_is_listed(tmp_path: Path) -> None:
+    path = write(tmp_path, "[table]\ndecks = 0\n[reader]\nbaudrate = '9600'\nparity = 3\n")
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert str(err.value).splitlines() == [
+        f"{path}: table.decks: must be at least 1 and at most 16, got 0",
+        f"{path}: [reader] baudrate: expected a whole number, got '9600'",
+        f"{path}: [reader] parity: expected a string, got 3",
+    ]
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -310,3 +323,19 @@ def test_models_are_frozen_and_strict_in_code() -> None:
         TableConfig(decks="6")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="extra"):
         ReaderConfig(baud=9600)  # type: ignore[call-arg]
+
+
+def test_sim_shoe_reads_the_reader_through_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`station sim-shoe --config` checks the file as `station run` does (no TOML of its own)."""
+    path = write(tmp_path, "[reader]\nframing = 'slip'\n")
+    assert main(["sim-shoe", "--config", str(path)]) == 2
+    assert f"{path}: [reader] framing: 'slip' is not allowed" in capsys.readouterr().err
+    path = write(tmp_path, "[reader]\nmax_frame = 64\n[reader.sim]\nspeed = 2\n")
+    assert main(["sim-shoe", "--config", str(path)]) == 2
+    assert f"{path}: [reader.sim] speed: unknown key" in capsys.readouterr().err
+    # the flags are checked by the same model
+    assert main(["sim-shoe", "--prefix", "\\r", "--suffix", "x"]) == 2
+    assert "[reader] prefix: a line's prefix or suffix cannot hold CR or LF" in (
+        capsys.readouterr().err)  # fmt: skip
