@@ -28,6 +28,7 @@ from drivers.reconnect import DeviceError, ReconnectingReader
 
 __all__ = ["RECOGNISERS", "CameraReader", "CameraSettings", "make_recogniser"]
 
+
 def make_recogniser(settings: CameraSettings, codec: str) -> Recogniser:
     """The recogniser `settings` names (raises ConfigError for a bad model)."""
     if settings.recogniser == "barcode":
