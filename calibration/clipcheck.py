@@ -8,7 +8,6 @@ cards that shows another count means the thresholds need a look.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import cv2
@@ -91,7 +90,7 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
     thumbs = np.concatenate([thumbnail(f) for f in clip])
     level, _ = cv2.threshold(thumbs, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     base = settings or PassageSettings()
-    tuned = dataclasses.replace(base, level=int(level))
+    tuned = base.model_copy(update={"level": int(level)})
     locator = _Locator()
     detector = PassageDetector(locator, tuned)
     passages, floor = 0, []

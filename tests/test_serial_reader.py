@@ -94,12 +94,16 @@ def test_parse_bytes_forms() -> None:
     assert from_mapping({"stop_command": ""}).stop_command is None
 
 
-def test_a_driver_sub_table_goes_to_that_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_registered_driver_may_be_chosen_and_sub_tables_are_typed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(drivers._REGISTRY, "fake", lambda config: SerialReader(config))
-    config = from_mapping({"driver": "fake", "fake": {"seed": 7}})
-    assert config.driver == "fake" and config.options == {"fake": {"seed": 7}}
-    with pytest.raises(ConfigError, match=r"the keys are .*\[reader.fake\]"):
-        from_mapping({"fakes": {"seed": 7}})
+    assert from_mapping({"driver": "fake"}).driver == "fake"
+    # A driver's settings are a typed sub-table of the model ([reader.sim], [reader.camera]):
+    config = from_mapping({"driver": "sim", "sim": {"seed": 7}})
+    assert config.sim.seed == 7 and config.camera is None
+    with pytest.raises(ConfigError, match=r"the keys are .*\[reader.camera\], \[reader.sim\]"):
+        from_mapping({"fake": {"seed": 7}})
 
 
 # --- registry ----------------------------------------------------------------------------

@@ -40,14 +40,12 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import dataclasses
 
     import uvicorn
 
     from drivers import create_reader
-    from drivers.config import ConfigError as ReaderConfigError
     from station.api import create_app
-    from station.live.config import ConfigError
+    from station.live.config import ConfigError, parse_bind
     from station.live.sdnotify import Notifier
     from station.live.service import Station
     from station.live.tokens import TokenStore
@@ -58,18 +56,17 @@ def run(args: argparse.Namespace) -> int:
     api = config.api
     if args.bind is not None:
         try:
-            api = dataclasses.replace(api, bind=args.bind)
-            api.check("--bind")
+            api = api.model_copy(update={"bind": parse_bind(args.bind)})
         except ConfigError as exc:
-            print(f"station run: {exc}", file=sys.stderr)
+            print(f"station run: --bind: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        config = dataclasses.replace(config, api=api)
+        config = config.model_copy(update={"api": api})
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
     try:
         tokens = TokenStore(api.tokens, api.token_file)
         reader = create_reader(config.reader) if config.reader is not None else None
-    except (ConfigError, ReaderConfigError, KeyError) as exc:
+    except (ConfigError, KeyError) as exc:
         print(f"station run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     station = Station(config, reader)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from station.commands.common import load_config
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
@@ -74,8 +75,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import tomllib
-
     import orjson
 
     from drivers.config import ConfigError, from_mapping
@@ -91,18 +90,16 @@ def run(args: argparse.Namespace) -> int:
     if not resolve_table_options(args, "sim-shoe"):
         return EXIT_USAGE
     gated = not args.ungated
-    settings: dict[str, Any] = {}
-    if args.config is not None:
-        try:
-            with open(args.config, "rb") as handle:
-                settings = dict(tomllib.load(handle).get("reader", {}))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            return fail(f"cannot read --config {args.config}: {exc}")
+    station_config = load_config(args, "sim-shoe") if args.config is not None else None
+    if args.config is not None and station_config is None:
+        return EXIT_USAGE
+    # The shoe talks as the station's [reader] expects; the flags below win.
+    reader = station_config.reader if station_config is not None else None
+    settings: dict[str, Any] = reader.model_dump(exclude={"camera", "sim"}) if reader else {}
     for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     settings["driver"] = "serial"
-    settings = {k: v for k, v in settings.items() if not isinstance(v, dict)}  # [reader.sim]...
     try:
         config = from_mapping(settings)
         cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)

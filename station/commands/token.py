@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
                   f"{'taken' if name else 'empty'}; pick another", file=sys.stderr)  # fmt: skip
             return EXIT_USAGE
         token = new_token()
-        write_token_file(path, [*entries, TokenEntry(name, args.role, token_hash(token))])
+        entry = TokenEntry(name=name, role=args.role, sha256=token_hash(token))
+        write_token_file(path, [*entries, entry])
         print(token)
         print(f"token {name!r} ({args.role}) added to {path}; it is shown only this once",
               file=sys.stderr)  # fmt: skip

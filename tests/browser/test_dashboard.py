@@ -4,7 +4,6 @@ the roads, history and odds."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -289,7 +288,7 @@ def test_the_odds_panel_highlights_a_player_advantage(page: Page, tmp_path: Path
     """A one-deck shoe dealt down to four ranks: a pair is then likely enough that the
     pair bets favour the player, and the panel says so."""
     config, tokens = make_config(tmp_path, allow_rig=True)
-    config = dataclasses.replace(config, table=dataclasses.replace(config.table, decks=1))
+    config = config.model_copy(update={"table": config.table.model_copy(update={"decks": 1})})
     kept = {"6", "7", "8", "9"}
     out = [c for c in ALL_CARDS if c[0] not in kept]
     rest = [c for c in ALL_CARDS if c[0] in kept]

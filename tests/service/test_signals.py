@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import http.server
 import json
 import threading
@@ -76,7 +75,7 @@ def game_server() -> Iterator[tuple[str, Hooks]]:
 
 def with_signals(tmp_path: Path, **signals: Any) -> tuple[Any, dict[str, str]]:
     config, tokens = make_config(tmp_path, allow_rig=True)
-    return dataclasses.replace(config, signals=SignalsConfig(**signals)), tokens
+    return config.model_copy(update={"signals": SignalsConfig(**signals)}), tokens
 
 
 def test_suspension_and_resume_are_posted_with_retries(tmp_path: Path) -> None:
@@ -139,8 +138,8 @@ def test_stop_command_goes_to_the_shoe(tmp_path: Path) -> None:
     pty = PtyPort(link)
     try:
         config, tokens = with_signals(tmp_path, stop_command="hex:13", release_command="hex:11")
-        config = dataclasses.replace(config, reader=from_mapping(
-            {"driver": "serial", "url": str(link), "exclusive": False}))
+        config = config.model_copy(update={"reader": from_mapping(
+            {"driver": "serial", "url": str(link), "exclusive": False})})
         with serve(config, tokens, reader=create_reader(config.reader)) as live:
             assert pty.wait_reader(10)
             live.post({"type": "shoe"}, "dealer")

@@ -47,7 +47,8 @@ def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_unknown_and_memory_tokens(tmp_path: Path) -> None:
-    store = TokenStore((TokenEntry("cfg", "supervisor", token_hash("s3cret-token")),))
+    entry = TokenEntry(name="cfg", role="supervisor", sha256=token_hash("s3cret-token"))
+    store = TokenStore((entry,))
     assert store.identify("wrong") is None
     who = store.identify("s3cret-token")
     assert who is not None and who.role == "supervisor"
