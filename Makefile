@@ -32,6 +32,7 @@ run: install
 
 lint: install
 	$(VENV)/bin/ruff check station drivers calibration tests benchmarks
+	$(VENV)/bin/ruff format --check station drivers calibration tests benchmarks
 
 # The layers of docs/architecture.md, as import-linter contracts in pyproject.toml.
 lint-imports: install

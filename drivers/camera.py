@@ -56,8 +56,10 @@ class CameraReader(ReconnectingReader[Any]):
         self.config = config
         settings = settings if settings is not None else config.camera
         if settings is None:
-            raise ConfigError("[reader.camera]: required: the camera driver reads its "
-                              "settings there (see config/example.toml)")
+            raise ConfigError(
+                "[reader.camera]: required: the camera driver reads its "
+                "settings there (see config/example.toml)"
+            )
         self.settings = settings
         self.recogniser = make_recogniser(self.settings, config.codec)
         super().__init__(config.reconnect_min, config.reconnect_max)
@@ -69,10 +71,16 @@ class CameraReader(ReconnectingReader[Any]):
 
     def status(self) -> dict[str, Any]:
         s = self.settings
-        return {"driver": self.name, **self._link_status(),
-                "source": s.source, "recogniser": s.recogniser, "frames": self.frames,
-                "passages": self.passages, "unreadable": self.unreadable,
-                "fps": round(self.fps, 1)}  # fmt: skip
+        return {
+            "driver": self.name,
+            **self._link_status(),
+            "source": s.source,
+            "recogniser": s.recogniser,
+            "frames": self.frames,
+            "passages": self.passages,
+            "unreadable": self.unreadable,
+            "fps": round(self.fps, 1),
+        }
 
     def send(self, data: bytes) -> bool:
         """A camera has no card stop to write to."""
@@ -121,8 +129,11 @@ class CameraReader(ReconnectingReader[Any]):
                 if not ends:
                     return "stopped delivering frames"
                 self._detail = f"{self.settings.source} ended after {self.frames} frames"
-                sink.notice(f"the video {self.settings.source} ended after {self.frames} "
-                            f"frames ({self.passages} cards)", frames=self.frames)  # fmt: skip
+                sink.notice(
+                    f"the video {self.settings.source} ended after {self.frames} "
+                    f"frames ({self.passages} cards)",
+                    frames=self.frames,
+                )
                 return None
             try:
                 passage = scanner.feed(frame, self.frames)

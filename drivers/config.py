@@ -132,8 +132,9 @@ def parse_roi(value: object, where: str) -> tuple[int, int, int, int] | None:
         raise ConfigError(f"{where}: expected [x, y, width, height] in pixels, got {value!r}")
     x, y, w, h = (int(str(p)) for p in parts)
     if x < 0 or y < 0 or w < 16 or h < 16:
-        raise ConfigError(f"{where}: x and y must be >= 0 and the size at least 16 x 16, "
-                          f"got {value!r}")  # fmt: skip
+        raise ConfigError(
+            f"{where}: x and y must be >= 0 and the size at least 16 x 16, got {value!r}"
+        )
     return (x, y, w, h)
 
 
@@ -141,51 +142,101 @@ class PassageSettings(Section):
     """The card-passage detector's thresholds (`drivers.recognition.passage`), keys of
     `[reader.camera]`; found or checked by `station calibrate clip`."""
 
-    level: int = Field(110, ge=0, le=255, json_schema_extra=bounds(say="expected"),
-                       description="darkest-channel level of card stock (0-255)")  # fmt: skip
-    presence: float = Field(0.03, ge=0, le=1, json_schema_extra=bounds(say="expected"),
-                            description="share of the region covered by card stock: a card "
-                                        "is there")  # fmt: skip
-    motion: float = Field(0.004, ge=0, le=1, json_schema_extra=bounds(say="expected"),
-                          description="share of pixels changing by more than `change`: it "
-                                      "moves")  # fmt: skip
-    change: int = Field(24, ge=0, le=255, json_schema_extra=bounds(say="expected"),
-                        description="brightness change (0-255) that counts as a pixel moving")
-    stable_frames: int = Field(1, ge=0, le=1000, json_schema_extra=bounds(say="expected"),
-                               description="still frames before a reading")  # fmt: skip
-    read_frames: int = Field(3, ge=1, le=1000, json_schema_extra=bounds(say="expected"),
-                             description="tries at an unsure card before it is reported "
-                                         "unreadable")  # fmt: skip
-    gone_frames: int = Field(2, ge=0, le=1000, json_schema_extra=bounds(say="expected"),
-                             description="frames without the card before the next one counts")
-    edge: float = Field(0.02, ge=0, le=1, json_schema_extra=bounds(say="expected"),
-                        description="share of the region's edge the card may touch")
+    level: int = Field(
+        110,
+        ge=0,
+        le=255,
+        json_schema_extra=bounds(say="expected"),
+        description="darkest-channel level of card stock (0-255)",
+    )
+    presence: float = Field(
+        0.03,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of the region covered by card stock: a card is there",
+    )
+    motion: float = Field(
+        0.004,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of pixels changing by more than `change`: it moves",
+    )
+    change: int = Field(
+        24,
+        ge=0,
+        le=255,
+        json_schema_extra=bounds(say="expected"),
+        description="brightness change (0-255) that counts as a pixel moving",
+    )
+    stable_frames: int = Field(
+        1,
+        ge=0,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="still frames before a reading",
+    )
+    read_frames: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="tries at an unsure card before it is reported unreadable",
+    )
+    gone_frames: int = Field(
+        2,
+        ge=0,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="frames without the card before the next one counts",
+    )
+    edge: float = Field(
+        0.02,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of the region's edge the card may touch",
+    )
 
 
-SOURCE_HINT = ("a device index (0), a video file, an image pattern (frames/%04d.png) or a "
-               "stream URL")  # fmt: skip
+SOURCE_HINT = "a device index (0), a video file, an image pattern (frames/%04d.png) or a stream URL"
 
 
 class CameraSettings(PassageSettings):
     """`[reader.camera]`: where the frames come from and how cards are read (and the
     passage detector's thresholds, inherited from `PassageSettings`)."""
 
-    source: str = Field(description=f"{SOURCE_HINT}; a relative file is relative to the "
-                                    "config file's folder",
-                        json_schema_extra={"required": SOURCE_HINT})  # fmt: skip
-    recogniser: str = Field("rank-suit", description='"rank-suit" or "barcode" (printed '
-                                                     "codes, decoded by [reader] codec)")
-    model: str = Field("", description="the rank-suit model, made by `station calibrate "
-                                       "camera`; relative to the config file's folder")
+    source: str = Field(
+        description=f"{SOURCE_HINT}; a relative file is relative to the config file's folder",
+        json_schema_extra={"required": SOURCE_HINT},
+    )
+    recogniser: str = Field(
+        "rank-suit",
+        description='"rank-suit" or "barcode" (printed codes, decoded by [reader] codec)',
+    )
+    model: str = Field(
+        "",
+        description="the rank-suit model, made by `station calibrate "
+        "camera`; relative to the config file's folder",
+    )
     roi: tuple[int, int, int, int] | None = Field(
-        None, strict=False,
-        description="x, y, width, height of the region of interest; leave out for the "
-                    "whole frame")  # fmt: skip
+        None,
+        strict=False,
+        description="x, y, width, height of the region of interest; leave out for the whole frame",
+    )
     min_confidence: float | None = Field(
-        None, ge=0, le=1, json_schema_extra=bounds(say="expected"),
-        description="below it a card is unreadable (default: the model's own threshold)")
-    realtime: bool = Field(False, description="play a video file at its own frame rate (as a "
-                                              "camera would) instead of at once")
+        None,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="below it a card is unreadable (default: the model's own threshold)",
+    )
+    realtime: bool = Field(
+        False,
+        description="play a video file at its own frame rate (as a "
+        "camera would) instead of at once",
+    )
 
     @field_validator("source", mode="before")
     @classmethod
@@ -219,8 +270,11 @@ class CameraSettings(PassageSettings):
         if not self.source:
             raise Problem("source", f"required: {SOURCE_HINT}")
         if self.recogniser == "rank-suit" and not self.model:
-            raise Problem("model", "required for the rank-suit recogniser; make one with "
-                                   "`station calibrate camera --reference DIR --out MODEL`")
+            raise Problem(
+                "model",
+                "required for the rank-suit recogniser; make one with "
+                "`station calibrate camera --reference DIR --out MODEL`",
+            )
         return self
 
     @property
@@ -233,30 +287,56 @@ class SimSettings(Section):
     """`[reader.sim]`: the demo's pace and mishaps (seconds, and a chance per card)."""
 
     seed: int = Field(1, description="seed of the shuffles and the faults")
-    card_interval: float = Field(1.0, ge=0, le=HOUR, json_schema_extra=bounds(say="expected"),
-                                 description="seconds between cards")  # fmt: skip
-    betting_time: float = Field(4.0, ge=0, le=HOUR, json_schema_extra=bounds(say="expected"),
-                                description="seconds betting stays open before the bot "
-                                            "closes it")  # fmt: skip
-    shuffle_time: float = Field(6.0, ge=0, le=HOUR, json_schema_extra=bounds(say="expected"),
-                                description="seconds between shoes")  # fmt: skip
-    fault_chance: float = Field(0.02, ge=0, le=1, json_schema_extra=bounds(say="expected"),
-                                description="chance per card of an unreadable card or a "
-                                            "reader drop-out")  # fmt: skip
-    supervisor_after: float = Field(5.0, ge=0, le=HOUR,
-                                    json_schema_extra=bounds(say="expected"),
-                                    description="the demo supervisor resolves a suspension "
-                                                "after this many seconds")  # fmt: skip
-    cut_depth: int = Field(DEFAULT_CUT_DEPTH, le=52 * 16,
-                           json_schema_extra=bounds(say="expected"),
-                           description="cards behind the cut card")  # fmt: skip
+    card_interval: float = Field(
+        1.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds between cards",
+    )
+    betting_time: float = Field(
+        4.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds betting stays open before the bot closes it",
+    )
+    shuffle_time: float = Field(
+        6.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds between shoes",
+    )
+    fault_chance: float = Field(
+        0.02,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="chance per card of an unreadable card or a reader drop-out",
+    )
+    supervisor_after: float = Field(
+        5.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="the demo supervisor resolves a suspension after this many seconds",
+    )
+    cut_depth: int = Field(
+        DEFAULT_CUT_DEPTH,
+        le=52 * 16,
+        json_schema_extra=bounds(say="expected"),
+        description="cards behind the cut card",
+    )
 
     @field_validator("cut_depth")
     @classmethod
     def _cut_depth(cls, value: int) -> int:
         if value < MIN_CUT_DEPTH:
-            raise ValueError(f"at least {MIN_CUT_DEPTH} cards must stay behind the cut card "
-                             f"(a round may follow it), got {value}")  # fmt: skip
+            raise ValueError(
+                f"at least {MIN_CUT_DEPTH} cards must stay behind the cut card "
+                f"(a round may follow it), got {value}"
+            )
         return value
 
 
@@ -267,48 +347,81 @@ class ReaderConfig(Section):
     #: Sub-tables of `[reader]`: each is a driver's own settings.
     SUB_TABLES: ClassVar[tuple[str, ...]] = ("camera", "sim")
 
-    driver: str = Field("serial", description='"serial" (a shoe on a serial port), "camera" '
-                                              '([reader.camera]) or "sim" (the demo\'s dealer '
-                                              "bot, [reader.sim])")
-    url: str = Field("/dev/baccarat-shoe", description="any pyserial URL: a device, "
-                                                       "socket://host:port, "
-                                                       "rfc2217://host:port, loop://")
+    driver: str = Field(
+        "serial",
+        description='"serial" (a shoe on a serial port), "camera" '
+        '([reader.camera]) or "sim" (the demo\'s dealer '
+        "bot, [reader.sim])",
+    )
+    url: str = Field(
+        "/dev/baccarat-shoe",
+        description="any pyserial URL: a device, socket://host:port, rfc2217://host:port, loop://",
+    )
     baudrate: int = Field(9600, description=f"bits per second (1 to {MAX_BAUDRATE})")
     bytesize: int = Field(8, description="5, 6, 7 or 8")
     parity: str = Field("N", description="N, E, O, M or S")
     stopbits: float = Field(1, description="1, 1.5 or 2")
     xonxoff: bool = Field(False, description="software flow control")
     rtscts: bool = Field(False, description="hardware flow control")
-    exclusive: bool = Field(True, description="lock the device (flock) so a second program "
-                                              "cannot steal its bytes")
-    framing: str = Field("line", description='"line" (one read per line) or "stx-etx" '
-                                             "(STX payload ETX frames)")
-    prefix: bytes = Field(b"", description='bytes before each payload: text with \\xNN '
-                                           'escapes, or "hex:02"')
+    exclusive: bool = Field(
+        True, description="lock the device (flock) so a second program cannot steal its bytes"
+    )
+    framing: str = Field(
+        "line", description='"line" (one read per line) or "stx-etx" (STX payload ETX frames)'
+    )
+    prefix: bytes = Field(
+        b"", description='bytes before each payload: text with \\xNN escapes, or "hex:02"'
+    )
     suffix: bytes = Field(b"", description="bytes after each payload (as prefix)")
-    codec: str = Field("text", description='how payloads map to cards: "text", '
-                                           '"suit-rank-4", "index52" or "table:FILE" (FILE '
-                                           "relative to the config file's folder)")
+    codec: str = Field(
+        "text",
+        description='how payloads map to cards: "text", '
+        '"suit-rank-4", "index52" or "table:FILE" (FILE '
+        "relative to the config file's folder)",
+    )
     no_read: str = Field("NR", description="what the shoe sends for a card it could not read")
     cut_card: str = Field("CUT", description="what the shoe sends for the cut card")
-    max_frame: int = Field(64, ge=1, le=4096, json_schema_extra=bounds("byte"),
-                           description="longest payload in bytes; a longer line or frame is "
-                                       "cut and reported unreadable")  # fmt: skip
-    frame_timeout: float = Field(0.5, gt=0, le=60, json_schema_extra=bounds("second"),
-                                 description="silence (s) after which a frame cut short, or "
-                                             "noise, is reported")  # fmt: skip
-    stop_command: bytes | None = Field(None, description="written to the shoe when the table "
-                                                         "suspends (shoes with a card stop); "
-                                                         "[signals] stop_command wins")
-    reconnect_min: float = Field(0.5, gt=0, le=HOUR, json_schema_extra=bounds("second"),
-                                 description="reconnect backoff (s): the first wait, doubled "
-                                             "after each failed attempt")  # fmt: skip
-    reconnect_max: float = Field(10.0, gt=0, le=HOUR, json_schema_extra=bounds("second"),
-                                 description="reconnect backoff (s): the longest wait")
-    camera: CameraSettings | None = Field(None, description="[reader.camera]: the camera "
-                                                            "driver's settings")
-    sim: SimSettings = Field(default_factory=SimSettings,
-                             description="[reader.sim]: the demo bot's settings")
+    max_frame: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        json_schema_extra=bounds("byte"),
+        description="longest payload in bytes; a longer line or frame is "
+        "cut and reported unreadable",
+    )
+    frame_timeout: float = Field(
+        0.5,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="silence (s) after which a frame cut short, or noise, is reported",
+    )
+    stop_command: bytes | None = Field(
+        None,
+        description="written to the shoe when the table "
+        "suspends (shoes with a card stop); "
+        "[signals] stop_command wins",
+    )
+    reconnect_min: float = Field(
+        0.5,
+        gt=0,
+        le=HOUR,
+        json_schema_extra=bounds("second"),
+        description="reconnect backoff (s): the first wait, doubled after each failed attempt",
+    )
+    reconnect_max: float = Field(
+        10.0,
+        gt=0,
+        le=HOUR,
+        json_schema_extra=bounds("second"),
+        description="reconnect backoff (s): the longest wait",
+    )
+    camera: CameraSettings | None = Field(
+        None, description="[reader.camera]: the camera driver's settings"
+    )
+    sim: SimSettings = Field(
+        default_factory=SimSettings, description="[reader.sim]: the demo bot's settings"
+    )
 
     @field_validator("driver")
     @classmethod
@@ -377,16 +490,20 @@ class ReaderConfig(Section):
     @model_validator(mode="after")
     def _consistent(self) -> ReaderConfig:
         if self.driver == "camera" and self.camera is None:
-            raise Problem("camera", "required: the camera driver reads its settings there "
-                                    "(see config/example.toml)")
+            raise Problem(
+                "camera",
+                "required: the camera driver reads its settings there (see config/example.toml)",
+            )
         if self.reconnect_max < self.reconnect_min:
-            raise Problem("reconnect_max",
-                          f"must be at least reconnect_min ({self.reconnect_min} s)")
+            raise Problem(
+                "reconnect_max", f"must be at least reconnect_min ({self.reconnect_min} s)"
+            )
         if self.framing == "line":
             for key in ("prefix", "suffix"):
                 if any(b in getattr(self, key) for b in b"\r\n"):
-                    raise Problem(key, "a line's prefix or suffix cannot hold CR or LF (they "
-                                       "end lines)")
+                    raise Problem(
+                        key, "a line's prefix or suffix cannot hold CR or LF (they end lines)"
+                    )
         codec = make_codec(self.codec)
         for key in ("no_read", "cut_card"):
             token = getattr(self, key)
@@ -394,8 +511,9 @@ class ReaderConfig(Section):
                 raise Problem(key, "cannot be empty (an empty line would then be a read)")
             card = codec.decode(token)
             if card is not None:
-                raise Problem(key, f"{token!r} reads as {card} with codec {self.codec!r}; "
-                                   "pick another")
+                raise Problem(
+                    key, f"{token!r} reads as {card} with codec {self.codec!r}; pick another"
+                )
         if self.no_read.strip() == self.cut_card.strip():
             raise Problem("cut_card", f"must differ from no_read ({self.no_read!r})")
         return self
@@ -430,8 +548,9 @@ def from_mapping(mapping: Mapping[str, Any], base: Path | None = None) -> Reader
 # --- pydantic's errors in the project's words --------------------------------------------
 
 
-def describe(error: ValidationError, root: type[BaseModel], prefix: tuple[str, ...] = (),
-             source: str = "") -> str:  # fmt: skip
+def describe(
+    error: ValidationError, root: type[BaseModel], prefix: tuple[str, ...] = (), source: str = ""
+) -> str:
     """Every problem of `error` (raised validating `root`, found at `prefix` in the file),
     one a line, first first: `SOURCE: [reader] baudrate: must be positive, e.g. 9600; got 0`."""
     lines = []
@@ -476,13 +595,14 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
-def _walk(root: type[BaseModel], prefix: tuple[str, ...],
-          loc: Sequence[str | int]) -> tuple[type[BaseModel] | None, Any]:  # fmt: skip
+def _walk(
+    root: type[BaseModel], prefix: tuple[str, ...], loc: Sequence[str | int]
+) -> tuple[type[BaseModel] | None, Any]:
     """The model that holds the key at `loc`, and that key's FieldInfo (None if the key is
     unknown, or `loc` names a whole table)."""
     model: type[BaseModel] = root
     field = None
-    parts = loc[len(prefix):]
+    parts = loc[len(prefix) :]
     for i, part in enumerate(parts):
         if isinstance(part, int):
             continue
@@ -490,7 +610,7 @@ def _walk(root: type[BaseModel], prefix: tuple[str, ...],
         if field is None:
             return model, None
         inner = _models_in(field.annotation)
-        if inner and any(isinstance(p, str) for p in parts[i + 1:]):
+        if inner and any(isinstance(p, str) for p in parts[i + 1 :]):
             model, field = inner[0], None
     return model, field
 
@@ -534,8 +654,9 @@ def _range(field: Any, kind: str) -> str:
     return "must be " + " and ".join(put(*b) for b in (low, high) if b)
 
 
-def _message(error: Any, model: type[BaseModel] | None, field: Any,
-             loc: Sequence[str | int]) -> str:  # fmt: skip
+def _message(
+    error: Any, model: type[BaseModel] | None, field: Any, loc: Sequence[str | int]
+) -> str:
     kind, value = error["type"], error.get("input")
     got = f", got {value!r}"
     if kind == "extra_forbidden":
@@ -549,11 +670,14 @@ def _message(error: Any, model: type[BaseModel] | None, field: Any,
         hint = extra.get("required") if isinstance(extra, dict) else None
         return f"{where(loc)}: required" + (f": {hint}" if hint else "")
     words = {
-        "int_type": "expected a whole number", "float_type": "expected a number",
-        "bool_type": "expected true or false", "string_type": "expected a string",
-        "path_type": "expected a path string", "tuple_type": "expected a list",
+        "int_type": "expected a whole number",
+        "float_type": "expected a number",
+        "bool_type": "expected true or false",
+        "string_type": "expected a string",
+        "path_type": "expected a path string",
+        "tuple_type": "expected a list",
         "list_type": "expected a list",
-    }  # fmt: skip
+    }
     if kind in words:
         return f"{where(loc)}: {words[kind]}{got}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
@@ -561,8 +685,10 @@ def _message(error: Any, model: type[BaseModel] | None, field: Any,
             return f"{where(loc)}: expected a table like {{name = ..., role = ...}}{got}"
         return f"{where(loc)}: expected a table of keys, got {type(value).__name__}"
     if kind in ("greater_than", "greater_than_equal", "less_than_equal") and field is not None:
-        number = "a whole number" if int in (field.annotation, *get_args(field.annotation)) \
+        number = (
+            "a whole number"
+            if int in (field.annotation, *get_args(field.annotation))
             else "a number"
+        )
         return f"{where(loc)}: {_range(field, number)}{got}"
     return f"{where(loc)}: {error['msg']}{got}"
-

@@ -34,8 +34,10 @@ def open_source(spec: str) -> cv2.VideoCapture:
     """An opened capture for `spec` (see `kind`); SourceError if it cannot be opened."""
     how = kind(spec)
     if how == "file" and not Path(spec).is_file():
-        raise SourceError(f"no video file {spec} (give a file, a device index such as 0, an "
-                          "image pattern such as frames/%04d.png, or a stream URL)")
+        raise SourceError(
+            f"no video file {spec} (give a file, a device index such as 0, an "
+            "image pattern such as frames/%04d.png, or a stream URL)"
+        )
     if how == "device":
         capture = cv2.VideoCapture(int(spec))
     elif how == "sequence":
@@ -64,6 +66,8 @@ def crop(frame: Image, roi: tuple[int, int, int, int] | None) -> Image:
     x, y, w, h = roi
     fh, fw = frame.shape[:2]
     if x + w > fw or y + h > fh:
-        raise SourceError(f"the region of interest {list(roi)} does not fit in a {fw}x{fh} "
-                          "frame; check `roi` with `station calibrate clip`")  # fmt: skip
-    return frame[y:y + h, x:x + w]
+        raise SourceError(
+            f"the region of interest {list(roi)} does not fit in a {fw}x{fh} "
+            "frame; check `roi` with `station calibrate clip`"
+        )
+    return frame[y : y + h, x : x + w]

@@ -60,8 +60,13 @@ class SimReader:
     # -- CardReader ----------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return {"driver": self.name, "connected": True, "detail": self._detail,
-                "events": self.sent, "stop_commands": self.stop_commands}  # fmt: skip
+        return {
+            "driver": self.name,
+            "connected": True,
+            "detail": self._detail,
+            "events": self.sent,
+            "stop_commands": self.stop_commands,
+        }
 
     def send(self, data: bytes) -> bool:
         """The shoe's card stop: the bot notices suspensions by itself, so just count."""

@@ -65,8 +65,9 @@ async def get_history(request: Request) -> dict[str, Any]:
 
 @router.get("/api/export")
 async def get_export(
-    request: Request, after: int = Query(0, ge=0, description="only rows after this seq"),
-) -> StreamingResponse:  # fmt: skip
+    request: Request,
+    after: int = Query(0, ge=0, description="only rows after this seq"),
+) -> StreamingResponse:
     """The table events as `station journal export` writes them (replay JSON Lines, each
     with its verdict and journal seq, ts, source, actor), as a file download."""
     station = require_ready(request)
@@ -87,5 +88,8 @@ async def get_export(
             seq = rows[-1].seq
 
     name = f"{table_id}-journal-{after + 1}-{upto}.jsonl"
-    return StreamingResponse(lines(), media_type="application/x-ndjson",
-                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return StreamingResponse(
+        lines(),
+        media_type="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

@@ -59,9 +59,10 @@ def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
 @router.get("/api/odds")
 async def get_odds(
     request: Request,
-    paytable: str = Query(DEFAULT_PAYTABLE, pattern="^(traditional|no_commission)$",
-                          description="a shipped paytable"),
-) -> dict[str, Any]:  # fmt: skip
+    paytable: str = Query(
+        DEFAULT_PAYTABLE, pattern="^(traditional|no_commission)$", description="a shipped paytable"
+    ),
+) -> dict[str, Any]:
     """Each bet's house edge (fraction of 1) for the round being bet on, and the bets
     open in it whose edge is negative; `odds` is null with no shoe in play."""
     station = require_ready(request)
@@ -74,9 +75,12 @@ async def get_odds(
         return cache[key]
     found = round_composition(snapshot)
     answer: dict[str, Any] = {
-        "seq": seq, "paytable": paytable, "odds": None,
-        "betting_closed": snapshot.round is not None, "reason": None,
-    }  # fmt: skip
+        "seq": seq,
+        "paytable": paytable,
+        "odds": None,
+        "betting_closed": snapshot.round is not None,
+        "reason": None,
+    }
     if found is None:
         answer["reason"] = "no shoe in play"
     else:

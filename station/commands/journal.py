@@ -12,25 +12,46 @@ from station.commands.options import EXIT_OK, EXIT_USAGE
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("journal", help="verify or export the station's journal",
-                       description="Work on the durable journal of `station run`.")  # fmt: skip
+    p = sub.add_parser(
+        "journal",
+        help="verify or export the station's journal",
+        description="Work on the durable journal of `station run`.",
+    )
     jsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    v = jsub.add_parser("verify", help="check every row's hash chain and verdict",
-                        description="Exit 0 if no row was edited, deleted or reordered and "
-                                    "the rules still decide every stored verdict; else 1, "
-                                    "listing the problems.")  # fmt: skip
-    e = jsub.add_parser("export", help="write the table events as replay JSON Lines",
-                        description="One line per table event (notices are left out): the "
-                                    "event, its 'verdict' and a 'journal' object (seq, ts, "
-                                    "source, actor). `station replay` accepts the file.")
-    e.add_argument("--after", type=int, default=0, metavar="SEQ",
-                   help="only rows after this journal seq")  # fmt: skip
-    e.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
-                   help="write here (default: standard output)")  # fmt: skip
+    v = jsub.add_parser(
+        "verify",
+        help="check every row's hash chain and verdict",
+        description="Exit 0 if no row was edited, deleted or reordered and "
+        "the rules still decide every stored verdict; else 1, "
+        "listing the problems.",
+    )
+    e = jsub.add_parser(
+        "export",
+        help="write the table events as replay JSON Lines",
+        description="One line per table event (notices are left out): the "
+        "event, its 'verdict' and a 'journal' object (seq, ts, "
+        "source, actor). `station replay` accepts the file.",
+    )
+    e.add_argument(
+        "--after", type=int, default=0, metavar="SEQ", help="only rows after this journal seq"
+    )
+    e.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write here (default: standard output)",
+    )
     for q in (v, e):
         add_config_option(q)
-        q.add_argument("--journal", type=Path, default=None, metavar="PATH",
-                       help="the journal file (default: [journal] path of the config)")  # fmt: skip
+        q.add_argument(
+            "--journal",
+            type=Path,
+            default=None,
+            metavar="PATH",
+            help="the journal file (default: [journal] path of the config)",
+        )
         q.set_defaults(func=run)
 
 
@@ -45,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         path = config.journal.path
     if not Path(path).is_file():
-        print(f"station {prog}: no journal at {path} (check --journal or [journal] path)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"station {prog}: no journal at {path} (check --journal or [journal] path)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         journal = Journal(path)
@@ -64,13 +87,16 @@ def _verify(journal: Any, path: Path) -> int:
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if report.ok:
-        print(f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
-              f"intact up to row {report.last_seq}, every verdict as the rules decide")  # fmt: skip
+        print(
+            f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
+            f"intact up to row {report.last_seq}, every verdict as the rules decide"
+        )
         return EXIT_OK
     for problem in report.problems:
         print(f"{path}: {problem}", file=sys.stderr)
-    print(f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows", file=sys.stderr
+    )
     return 1
 
 
@@ -86,8 +112,9 @@ def _export(journal: Any, args: argparse.Namespace) -> int:
         with open(args.output, "wb") as f:
             count = journal.export(f, after=args.after)
     except OSError as exc:
-        print(f"station journal export: cannot write {args.output}: {exc.strerror}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"station journal export: cannot write {args.output}: {exc.strerror}", file=sys.stderr
+        )
         return EXIT_USAGE
     print(f"{count} events written to {args.output}", file=sys.stderr)
     return EXIT_OK

@@ -21,19 +21,29 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("scan", help="print the cards a camera sees, one JSON line each",
-                       description="Read a camera, video file or image sequence and print "
-                                   '{"card": "AS" | null, "frame": n, "confidence": c} per '
-                                   "card passage. Options not given come from --config's "
-                                   "[reader.camera].")  # fmt: skip
+    p = sub.add_parser(
+        "scan",
+        help="print the cards a camera sees, one JSON line each",
+        description="Read a camera, video file or image sequence and print "
+        '{"card": "AS" | null, "frame": n, "confidence": c} per '
+        "card passage. Options not given come from --config's "
+        "[reader.camera].",
+    )
     add_config_option(p)
-    p.add_argument("--source", default=None,
-                   help="device index (0), video file, image pattern or stream URL "
-                        "(default: [reader.camera] source)")  # fmt: skip
+    p.add_argument(
+        "--source",
+        default=None,
+        help="device index (0), video file, image pattern or stream URL "
+        "(default: [reader.camera] source)",
+    )
     p.add_argument("--model", help="a rank-suit model (station calibrate camera)")
-    p.add_argument("--barcode", metavar="CODEC", default=None,
-                   help="read printed barcodes instead, decoded by this codec "
-                        "(text, suit-rank-4, index52, table:FILE)")  # fmt: skip
+    p.add_argument(
+        "--barcode",
+        metavar="CODEC",
+        default=None,
+        help="read printed barcodes instead, decoded by this codec "
+        "(text, suit-rank-4, index52, table:FILE)",
+    )
     p.add_argument("--roi", default=None, metavar="X,Y,W,H")
     p.add_argument("--level", type=int, default=None, help="card-stock level (0-255)")
     p.add_argument("--min-confidence", type=float, default=None)
@@ -73,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     from drivers.recognition.source import SourceError, frames, open_source
 
     if args.model is not None and args.barcode is not None:
-        print("station scan: give --model MODEL (rank-suit) or --barcode CODEC, not both",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "station scan: give --model MODEL (rank-suit) or --barcode CODEC, not both",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         configured = configured_camera(args.config)
@@ -85,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
         elif args.barcode is not None:
             values["recogniser"], codec = "barcode", args.barcode
         elif configured is None:
-            raise ConfigError("give --model MODEL (rank-suit) or --barcode CODEC, or --config "
-                              "FILE with a [reader.camera] table")  # fmt: skip
+            raise ConfigError(
+                "give --model MODEL (rank-suit) or --barcode CODEC, or --config "
+                "FILE with a [reader.camera] table"
+            )
         if args.source is not None:
             values["source"] = args.source
         if not values.get("source"):

@@ -43,9 +43,19 @@ from drivers.config import (
 from station.core.table import CUT_POLICIES, Table
 
 __all__ = [
-    "ROLES", "ApiConfig", "ConfigError", "JournalConfig", "ReaderConfig", "SignalsConfig",
-    "StationConfig", "TableConfig", "TokenEntry", "from_mapping", "load", "parse_bind",
-]  # fmt: skip
+    "ROLES",
+    "ApiConfig",
+    "ConfigError",
+    "JournalConfig",
+    "ReaderConfig",
+    "SignalsConfig",
+    "StationConfig",
+    "TableConfig",
+    "TokenEntry",
+    "from_mapping",
+    "load",
+    "parse_bind",
+]
 
 ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
 #: The most decks a shoe holds (casinos deal 6 or 8).
@@ -64,25 +74,35 @@ def parse_bind(text: str) -> str:
     """`text` if it is HOST:PORT with a port from 0 to 65535 (ConfigError otherwise)."""
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to "
-                          f"65535, got {text!r}")  # fmt: skip
+        raise ConfigError(
+            f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to 65535, got {text!r}"
+        )
     return text
 
 
 class TableConfig(Section):
     """`[table]`: which table this is and how it is dealt (the rules' options)."""
 
-    id: str = Field("table-1", description="this table's name, in the journal, the webhooks "
-                                           "and the dashboard")
-    decks: int = Field(8, ge=1, le=MAX_DECKS,
-                       description="52-card decks in the shoe (a card seen more than `decks` "
-                                   "times is foreign)")  # fmt: skip
-    gated: bool = Field(True, description="cards may be dealt only after an accepted "
-                                          "close_bets (false: ungated table)")
-    cut_policy: str = Field("one_more", description='what the cut card does while a round is '
-                                                    'being dealt: "one_more" (the next round '
-                                                    'is the last) or "last_round" (this round '
-                                                    "is the last)")
+    id: str = Field(
+        "table-1", description="this table's name, in the journal, the webhooks and the dashboard"
+    )
+    decks: int = Field(
+        8,
+        ge=1,
+        le=MAX_DECKS,
+        description="52-card decks in the shoe (a card seen more than `decks` times is foreign)",
+    )
+    gated: bool = Field(
+        True,
+        description="cards may be dealt only after an accepted close_bets (false: ungated table)",
+    )
+    cut_policy: str = Field(
+        "one_more",
+        description="what the cut card does while a round is "
+        'being dealt: "one_more" (the next round '
+        'is the last) or "last_round" (this round '
+        "is the last)",
+    )
 
     @field_validator("id")
     @classmethod
@@ -106,10 +126,13 @@ class TableConfig(Section):
 class JournalConfig(Section):
     """`[journal]`: where the durable journal lives."""
 
-    path: Path = Field(Path("var/journal.db"), strict=False,
-                       description="the journal (SQLite, WAL, synchronous FULL) and its head "
-                                   "anchor <path>.head; relative to the config file's "
-                                   "folder")  # fmt: skip
+    path: Path = Field(
+        Path("var/journal.db"),
+        strict=False,
+        description="the journal (SQLite, WAL, synchronous FULL) and its head "
+        "anchor <path>.head; relative to the config file's "
+        "folder",
+    )
 
     @field_validator("path")
     @classmethod
@@ -124,8 +147,10 @@ class TokenEntry(Section):
 
     name: str = Field(description="who holds it, e.g. game-server or alice")
     role: str = Field(description=f"one of {', '.join(ROLES)}")
-    sha256: str = Field(description="the token's sha256, 64 lower-case hex digits (the output "
-                                    "of `station token add`)")
+    sha256: str = Field(
+        description="the token's sha256, 64 lower-case hex digits (the output "
+        "of `station token add`)"
+    )
 
     @field_validator("name")
     @classmethod
@@ -145,29 +170,42 @@ class TokenEntry(Section):
     @classmethod
     def _sha256(cls, value: str) -> str:
         if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-            raise ValueError("expected 64 lower-case hex digits (the output of `station "
-                             "token add`)")  # fmt: skip
+            raise ValueError(
+                "expected 64 lower-case hex digits (the output of `station token add`)"
+            )
         return value
 
 
 class ApiConfig(Section):
     """`[api]`: where the HTTP/WebSocket API listens and who may use it."""
 
-    bind: str = Field("127.0.0.1:8000", description="HOST:PORT where the HTTP/WebSocket API "
-                                                    "listens (port 0 to 65535)")
-    public_read: bool = Field(False, description="true: GET /api/state, /api/journal and WS "
-                                                 "/api/live need no token")
-    tokens: tuple[TokenEntry, ...] = Field((), strict=False,
-                                           description="tokens by hash, "
-                                                       "[{name, role, sha256}]")  # fmt: skip
-    token_file: Path = Field(Path("var/tokens.toml"), strict=False,
-                             description="the token file managed by `station token add/"
-                                         "revoke` (re-read when it changes); relative to the "
-                                         "config file's folder")  # fmt: skip
-    allow_rig: bool = Field(False, description="accept rig tokens (card, cut and fault events "
-                                               "through the API): test rigs only")
-    demo_tokens: bool = Field(False, description="make a token per role at start, print them, "
-                                                 "and forget them at exit (demo only)")
+    bind: str = Field(
+        "127.0.0.1:8000",
+        description="HOST:PORT where the HTTP/WebSocket API listens (port 0 to 65535)",
+    )
+    public_read: bool = Field(
+        False, description="true: GET /api/state, /api/journal and WS /api/live need no token"
+    )
+    tokens: tuple[TokenEntry, ...] = Field(
+        (), strict=False, description="tokens by hash, [{name, role, sha256}]"
+    )
+    token_file: Path = Field(
+        Path("var/tokens.toml"),
+        strict=False,
+        description="the token file managed by `station token add/"
+        "revoke` (re-read when it changes); relative to the "
+        "config file's folder",
+    )
+    allow_rig: bool = Field(
+        False,
+        description="accept rig tokens (card, cut and fault events "
+        "through the API): test rigs only",
+    )
+    demo_tokens: bool = Field(
+        False,
+        description="make a token per role at start, print them, "
+        "and forget them at exit (demo only)",
+    )
 
     @property
     def host(self) -> str:
@@ -202,30 +240,41 @@ class ApiConfig(Section):
 class SignalsConfig(Section):
     """`[signals]`: who hears about suspensions, and what the shoe is told."""
 
-    webhooks: tuple[StrictStr, ...] = Field((), strict=False,
-                                            description="URLs that get a JSON POST on every "
-                                                        "suspension and every "
-                                                        "resume")  # fmt: skip
-    webhook_timeout: float = Field(2.0, gt=0, le=300, json_schema_extra=bounds("second"),
-                                   description="seconds before one POST is given up and "
-                                               "retried")  # fmt: skip
-    webhook_attempts: int = Field(8, ge=1, le=100,
-                                  description="tries per notice")  # fmt: skip
-    webhook_backoff: float = Field(0.5, ge=0, le=30, json_schema_extra=bounds("second"),
-                                   description="first wait between tries (s); it doubles, to "
-                                               "at most 30 s")  # fmt: skip
-    stop_command: str = Field("", description="written to the shoe when the table suspends: "
-                                              'text with \\xNN escapes, or "hex:13"; empty: '
-                                              "nothing (else the [reader] stop_command)")
-    release_command: str = Field("", description="written to the shoe when the table resumes "
-                                                 "(as stop_command)")
+    webhooks: tuple[StrictStr, ...] = Field(
+        (),
+        strict=False,
+        description="URLs that get a JSON POST on every suspension and every resume",
+    )
+    webhook_timeout: float = Field(
+        2.0,
+        gt=0,
+        le=300,
+        json_schema_extra=bounds("second"),
+        description="seconds before one POST is given up and retried",
+    )
+    webhook_attempts: int = Field(8, ge=1, le=100, description="tries per notice")
+    webhook_backoff: float = Field(
+        0.5,
+        ge=0,
+        le=30,
+        json_schema_extra=bounds("second"),
+        description="first wait between tries (s); it doubles, to at most 30 s",
+    )
+    stop_command: str = Field(
+        "",
+        description="written to the shoe when the table suspends: "
+        'text with \\xNN escapes, or "hex:13"; empty: '
+        "nothing (else the [reader] stop_command)",
+    )
+    release_command: str = Field(
+        "", description="written to the shoe when the table resumes (as stop_command)"
+    )
 
     @model_validator(mode="after")
     def _webhooks(self) -> SignalsConfig:
         for i, url in enumerate(self.webhooks):
             if not url.startswith(("http://", "https://")):
-                raise Problem(("webhooks", i), f"expected an http:// or https:// URL, got "
-                                               f"{url!r}")  # fmt: skip
+                raise Problem(("webhooks", i), f"expected an http:// or https:// URL, got {url!r}")
         return self
 
     @field_validator("stop_command", "release_command")
@@ -243,8 +292,7 @@ class StationConfig(Section):
     journal: JournalConfig = Field(default_factory=JournalConfig, description="[journal]")
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
-    source: str = Field("(defaults)", exclude=True,
-                        description="the file the config was read from")  # fmt: skip
+    source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")
     @classmethod
@@ -278,14 +326,16 @@ def load(path: str | Path | None) -> StationConfig:
     return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
 
 
-def from_mapping(data: Mapping[str, Any], source: str = "config",
-                 base: Path | None = None) -> StationConfig:  # fmt: skip
+def from_mapping(
+    data: Mapping[str, Any], source: str = "config", base: Path | None = None
+) -> StationConfig:
     """The config from parsed TOML (relative paths against `base`, the file's folder);
     every error names `source`, the section and the key."""
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
-        raise ConfigError(f"{source}: unknown section [{unknown[0]}] (known: "
-                          f"{', '.join(SECTIONS)})")  # fmt: skip
+        raise ConfigError(
+            f"{source}: unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)})"
+        )
     try:
         config = StationConfig.model_validate(data, context={"base": base})
     except ValidationError as exc:

@@ -154,10 +154,15 @@ class Station:
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
         self.suspended_since = replayed.suspended_since
-        self.snapshot = take(self.table, journal.last_seq, cfg.table.id, self.suspended_since,
-                             self.snapshot)  # fmt: skip
-        log.info("journal %s: replayed %d events (last row %d)", cfg.journal.path, replayed.events,
-                 journal.last_seq)  # fmt: skip
+        self.snapshot = take(
+            self.table, journal.last_seq, cfg.table.id, self.suspended_since, self.snapshot
+        )
+        log.info(
+            "journal %s: replayed %d events (last row %d)",
+            cfg.journal.path,
+            replayed.events,
+            journal.last_seq,
+        )
         self.webhooks.start()
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         restart = await self.submit({"type": "restart"}, "station", "station")
@@ -232,8 +237,12 @@ class Station:
         kind = event.get("type")
         allowed = DEMO_BOT_TYPES if isinstance(self.reader, SimReader) else READER_TYPES
         if not isinstance(kind, str) or kind not in allowed:
-            row = notice("reader", reader_name, f"the reader sent a {kind!r} event, which a "
-                         "reader may not send; not applied", event=event)  # fmt: skip
+            row = notice(
+                "reader",
+                reader_name,
+                f"the reader sent a {kind!r} event, which a reader may not send; not applied",
+                event=event,
+            )
         else:
             actor = str(event.pop("actor", reader_name))
             row = Pending("reader", actor, event, verdict=_DECIDE)
@@ -245,8 +254,11 @@ class Station:
         try:
             return dict(self.reader.status())
         except Exception as exc:  # a driver bug must not break /api/state
-            return {"driver": getattr(self.reader, "name", "?"), "connected": False,
-                    "detail": f"status failed: {exc}"}  # fmt: skip
+            return {
+                "driver": getattr(self.reader, "name", "?"),
+                "connected": False,
+                "detail": f"status failed: {exc}",
+            }
 
     def subscribe(self) -> Subscriber:
         sub = Subscriber()
@@ -296,8 +308,9 @@ class Station:
             if i in suspended_at:
                 self.suspended_since = row.seq
             messages.append(orjson.dumps({"type": "row", **row.to_api()}))
-        snapshot = take(table, rows[-1].seq, self.config.table.id, self.suspended_since,
-                        self.snapshot)  # fmt: skip
+        snapshot = take(
+            table, rows[-1].seq, self.config.table.id, self.suspended_since, self.snapshot
+        )
         bridged = 0
         for item, row in zip(items, rows, strict=True):
             bridged += item.bridged
@@ -334,10 +347,16 @@ class Station:
 
     def _signal(self, what: str, row: Row) -> None:
         table_id = self.config.table.id
-        body: dict[str, Any] = {"id": f"{table_id}:{row.seq}:{what}", "type": what,
-                                "table": table_id, "seq": row.seq, "ts": row.ts,
-                                "event": row.event, "source": row.source,
-                                "actor": row.actor}  # fmt: skip
+        body: dict[str, Any] = {
+            "id": f"{table_id}:{row.seq}:{what}",
+            "type": what,
+            "table": table_id,
+            "seq": row.seq,
+            "ts": row.ts,
+            "event": row.event,
+            "source": row.source,
+            "actor": row.actor,
+        }
         verdict = row.verdict or {}
         if what == "suspended":
             snap = self.snapshot
@@ -366,13 +385,22 @@ class Station:
             log.warning("shoe command %r not sent: the reader is not connected", data)
             loop = self._loop
             if loop is not None:
-                row = notice("station", "station", "shoe command not sent",
-                             command=data.decode("latin-1"))
+                row = notice(
+                    "station", "station", "shoe command not sent", command=data.decode("latin-1")
+                )
                 loop.call_soon_threadsafe(self.post, row)
 
     def _webhook_gave_up(self, url: str, body: dict[str, Any], error: str) -> None:
-        self.post(notice("station", "station", "webhook gave up", url=url,
-                         notice_id=body.get("id"), error=error))  # fmt: skip
+        self.post(
+            notice(
+                "station",
+                "station",
+                "webhook gave up",
+                url=url,
+                notice_id=body.get("id"),
+                error=error,
+            )
+        )
 
     # -- the reader thread ---------------------------------------------------------------
 
@@ -380,9 +408,11 @@ class Station:
         assert self._loop is not None
         bridge = ReaderBridge(self, self._loop, reader.name)
         self._reader_thread = threading.Thread(
-            target=self._run_reader, args=(reader, bridge), name=f"reader {reader.name}",
+            target=self._run_reader,
+            args=(reader, bridge),
+            name=f"reader {reader.name}",
             daemon=True,
-        )  # fmt: skip
+        )
         self._reader_thread.start()
 
     def _run_reader(self, reader: CardReader, bridge: ReaderBridge) -> None:

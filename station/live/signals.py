@@ -75,10 +75,20 @@ class WebhookSender:
                         self.delivered += 1
                         break
                     error = f"HTTP {response.status_code}"
-                log.warning("webhook %s: attempt %d of %d failed (%s)", url, attempt + 1,
-                            cfg.webhook_attempts, error)  # fmt: skip
+                log.warning(
+                    "webhook %s: attempt %d of %d failed (%s)",
+                    url,
+                    attempt + 1,
+                    cfg.webhook_attempts,
+                    error,
+                )
             else:
-                log.error("webhook %s: gave up on %s after %d attempts (%s)", url,
-                          notice.get("id"), cfg.webhook_attempts, error)  # fmt: skip
+                log.error(
+                    "webhook %s: gave up on %s after %d attempts (%s)",
+                    url,
+                    notice.get("id"),
+                    cfg.webhook_attempts,
+                    error,
+                )
                 if self._give_up is not None:
                     self._give_up(url, notice, error)

@@ -66,8 +66,9 @@ def read_token_file(path: Path) -> list[TokenEntry]:
         try:
             entries.append(TokenEntry.model_validate(item))
         except ValidationError as exc:
-            raise ConfigError(describe(exc, TokenEntry, (f"token {i + 1}",),
-                                       source=f"token file {path}")) from None  # fmt: skip
+            raise ConfigError(
+                describe(exc, TokenEntry, (f"token {i + 1}",), source=f"token file {path}")
+            ) from None
     return entries
 
 

@@ -26,8 +26,10 @@ def test_roles_are_ranked() -> None:
 
 def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = config_file(tmp_path)
-    assert main(["token", "add", "--role", "dealer", "--name", "game-server",
-                 "--config", str(config)]) == 0  # fmt: skip
+    assert (
+        main(["token", "add", "--role", "dealer", "--name", "game-server", "--config", str(config)])
+        == 0
+    )
     token = capsys.readouterr().out.strip()
     assert len(token) >= 40
     text = (tmp_path / "tokens.toml").read_text()
@@ -35,8 +37,10 @@ def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     store = TokenStore(token_file=tmp_path / "tokens.toml")
     who = store.identify(token)
     assert who is not None and (who.name, who.role) == ("game-server", "dealer")
-    assert main(["token", "add", "--role", "viewer", "--name", "game-server",
-                 "--config", str(config)]) == 2  # fmt: skip
+    assert (
+        main(["token", "add", "--role", "viewer", "--name", "game-server", "--config", str(config)])
+        == 2
+    )
     assert "taken" in capsys.readouterr().err
     assert main(["token", "list", "--config", str(config)]) == 0
     assert "game-server\tdealer" in capsys.readouterr().out
