@@ -3,8 +3,13 @@
 Messages (JSON text): first `{"type": "hello", "seq", "state"}`; with `?after=SEQ`, the
 rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that lost its
 connection misses nothing); then, live, each committed batch as its `row` messages
-followed by one `{"type": "state", "state": ...}`. A client that falls more than 10,000
-messages behind is closed with code 1013 (reconnect with `after`).
+followed by one `{"type": "state", "state": ...}`.
+
+Each client has its own bounded queue, filled by the station's fan-out without waiting
+(`station.live.service.Subscriber`): a client more than `SUBSCRIBER_BACKLOG` messages or
+`SUBSCRIBER_BACKLOG_BYTES` bytes behind, or whose send does not complete within
+`SEND_TIMEOUT` seconds (it stopped reading), is closed with code 1013 (reconnect with
+`after`); the writer and the other clients never wait for it.
 """
 
 from __future__ import annotations
@@ -17,12 +22,16 @@ from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 
 from station.api.auth import presented_token, require_read, require_ready, tokens_of
 from station.live.journal import read_rows
+from station.live.service import TOO_FAR_BEHIND
 
 router = APIRouter()
 BACKFILL_PAGE = 1000
 #: How often an open socket's token is checked again: a revoked token loses its socket
 #: within this time, as it loses HTTP at once.
 RECHECK_TOKEN = 0.5
+#: A send (hello, backlog page or live batch) that takes longer than this closes the
+#: socket with 1013: the client stopped reading.
+SEND_TIMEOUT = 5.0
 
 
 @router.websocket("/api/live")
@@ -39,14 +48,19 @@ async def live(ws: WebSocket) -> None:
         await ws.close(code=1008, reason="after must be a whole number (a journal seq)")
         return
     await ws.accept()
-    sub = station.subscribe()  # before reading the backlog: no row can fall in between
+    # Subscribe and take the snapshot in one step (no await between): the listener gets
+    # exactly the batches committed after `snapshot`, and the backlog is read up to it.
+    sub = station.subscribe()
     snapshot = station.snapshot
     watcher = asyncio.create_task(_until_closed(ws))
+    watcher.add_done_callback(lambda _: sub.close(1000, "gone"))
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
+    revoked.add_done_callback(lambda _: sub.close(1008, "the token was revoked"))
     try:
         hello = {"type": "hello", "seq": snapshot.seq, "state": snapshot.to_dict()}
-        await ws.send_text(orjson.dumps(hello).decode())
-        while 0 <= after < snapshot.seq:
+        backlog = [orjson.dumps(hello).decode()]
+        sent = True
+        while sent and 0 <= after < snapshot.seq:
             rows = await asyncio.to_thread(
                 read_rows,
                 station.config.journal.path,
@@ -55,29 +69,21 @@ async def live(ws: WebSocket) -> None:
             )
             if not rows:
                 break
-            for row in rows:
-                await ws.send_text(orjson.dumps({"type": "row", **row.to_api()}).decode())
+            backlog.extend(orjson.dumps({"type": "row", **row.to_api()}).decode() for row in rows)
+            sent = await _send(ws, backlog)
+            backlog = []
             after = rows[-1].seq
-        while True:
-            getter = asyncio.ensure_future(sub.queue.get())
-            done, _ = await asyncio.wait(
-                {getter, watcher, revoked}, return_when=asyncio.FIRST_COMPLETED
-            )
-            if watcher in done:
-                getter.cancel()
-                return
-            if revoked in done:
-                getter.cancel()
-                await ws.close(code=1008, reason="the token was revoked")
-                return
-            message = getter.result()
-            if message is None:
-                await ws.close(code=1013, reason="too far behind: reconnect with ?after=SEQ")
-                return
-            if message == b"":
-                await ws.close(code=1001, reason="the station is stopping")
-                return
-            await ws.send_text(message.decode())
+        if sent and backlog:
+            sent = await _send(ws, backlog)
+        while sent and (messages := await sub.take()):
+            sent = await _send(ws, messages)
+        if watcher.done():
+            return
+        station.unsubscribe(sub)  # nothing more is queued for it while it closes
+        code, reason = sub.closed if sent and sub.closed else (1013, TOO_FAR_BEHIND)
+        # If the client does not read, the close frame waits behind what its socket holds
+        # (bounded by the transport's buffer) until it reads or the connection drops.
+        await ws.close(code=code, reason=reason)
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
@@ -86,6 +92,18 @@ async def live(ws: WebSocket) -> None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _send(ws: WebSocket, messages: list[str]) -> bool:
+    """Send `messages` in order; False if that takes over `SEND_TIMEOUT` (a client that
+    does not read: its TCP window is full and the send waits on it)."""
+    try:
+        async with asyncio.timeout(SEND_TIMEOUT):
+            for message in messages:
+                await ws.send_text(message)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def _until_closed(ws: WebSocket) -> None:

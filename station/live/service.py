@@ -22,7 +22,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -40,7 +40,10 @@ from station.live.signals import WebhookSender
 log = logging.getLogger("station.live.service")
 
 MAX_BATCH = 512
+#: A WebSocket listener further behind than this many messages or bytes is closed (1013).
 SUBSCRIBER_BACKLOG = 10_000
+SUBSCRIBER_BACKLOG_BYTES = 16 * 1024 * 1024
+TOO_FAR_BEHIND = "too far behind: reconnect with ?after=SEQ"
 READER_RESTART_DELAY = 2.0
 
 
@@ -55,24 +58,75 @@ class _Item:
     bridged: bool = False  # sent by the reader thread (counted for `ReaderBridge.settled`)
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    """One committed batch as every listener gets it: its `row` messages then one `state`,
+    serialized once by the fan-out and shared (not copied) by every subscriber's queue."""
+
+    seq: int  # the batch's last row
+    messages: tuple[str, ...]
+    size: int  # the messages' bytes (UTF-8), what a queue's byte bound counts
+
+
 class Subscriber:
-    """One WebSocket listener: pre-serialized messages, closed if it falls too far behind."""
+    """One WebSocket listener's bounded queue. `put` never waits: a listener that falls
+    more than `max_messages` messages or `max_bytes` bytes behind is dropped (its queue
+    emptied, `closed` set to 1013), so a slow client costs neither the writer's time nor
+    the station's memory. The WebSocket handler takes everything queued at once."""
 
-    queue: asyncio.Queue[bytes | None] = field(
-        default_factory=lambda: asyncio.Queue(SUBSCRIBER_BACKLOG)
-    )
-    overflowed: bool = False
+    __slots__ = ("_wake", "after", "closed", "max_bytes", "max_messages", "pending", "size")
 
-    def put(self, message: bytes) -> None:
-        if self.overflowed:
+    def __init__(
+        self,
+        after: int,
+        max_messages: int = SUBSCRIBER_BACKLOG,
+        max_bytes: int = SUBSCRIBER_BACKLOG_BYTES,
+    ) -> None:
+        #: Rows up to this seq were committed before it subscribed (its backfill has them).
+        self.after = after
+        self.max_messages = max_messages
+        self.max_bytes = max_bytes
+        self.pending: list[str] = []
+        self.size = 0  # bytes in `pending`
+        #: (WebSocket close code, reason) once it must end; no more messages are queued.
+        self.closed: tuple[int, str] | None = None
+        self._wake: asyncio.Future[None] | None = None
+
+    def put(self, batch: Broadcast) -> None:
+        if self.closed is not None or batch.seq <= self.after:
             return
-        try:
-            self.queue.put_nowait(message)
-        except asyncio.QueueFull:
-            self.overflowed = True  # the WebSocket handler closes the connection (1013)
-            self.queue.get_nowait()
-            self.queue.put_nowait(None)
+        if (
+            len(self.pending) + len(batch.messages) > self.max_messages
+            or self.size + batch.size > self.max_bytes
+        ):
+            self.close(1013, TOO_FAR_BEHIND)
+            return
+        self.pending.extend(batch.messages)
+        self.size += batch.size
+        self._set()
+
+    def close(self, code: int, reason: str, *, drop: bool = True) -> None:
+        """End it with `code`: at once (`drop`), or after what is queued (a stop)."""
+        if self.closed is None:
+            self.closed = (code, reason)
+        if drop:
+            self.pending, self.size = [], 0
+        self._set()
+
+    async def take(self) -> list[str]:
+        """Wait for messages and take all queued; [] once closed (see `closed`)."""
+        while not self.pending and self.closed is None:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        messages, self.pending, self.size = self.pending, [], 0
+        return messages
+
+    def _set(self) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
 
 class ReaderBridge(TableViewSink):
@@ -128,7 +182,8 @@ class Station:
         self.fatal: str | None = None
         self.on_fatal: Callable[[str], None] | None = None
         self.on_ready: Callable[[], None] | None = None  # called on the loop once ready
-        self.subscribers: set[Subscriber] = set()
+        #: In subscription order (a dict: the first to subscribe is served first).
+        self.subscribers: dict[Subscriber, None] = {}
         self.suspended_since: int | None = None
         self.reader_committed = 0  # rows from the reader committed (written by the writer)
         self.snapshot: TableSnapshot = take(self.table, 0, config.table.id, None)
@@ -138,6 +193,9 @@ class Station:
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        #: The writer's one hand-off per committed batch to the fan-out (None: stop).
+        self._broadcasts: asyncio.Queue[tuple[list[Row], TableSnapshot] | None] = asyncio.Queue()
+        self._fanout: asyncio.Task[None] | None = None
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
         self._stop_reader = threading.Event()
         self._reader_thread: threading.Thread | None = None
@@ -164,6 +222,7 @@ class Station:
             journal.last_seq,
         )
         self.webhooks.start()
+        self._fanout = asyncio.create_task(self._fan_out(), name="fan-out")
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         restart = await self.submit({"type": "restart"}, "station", "station")
         log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
@@ -197,8 +256,9 @@ class Station:
             self._writer.cancel()
             await asyncio.gather(self._writer, return_exceptions=True)
         await self.webhooks.stop()
-        for sub in list(self.subscribers):
-            sub.put(b"")
+        if self._fanout is not None:  # after the writer: every committed batch goes out
+            self._broadcasts.put_nowait(None)
+            await self._fanout
         if self.journal is not None:
             await self._on_disk(self.journal.close)
         self._disk.shutdown(wait=True)
@@ -261,12 +321,37 @@ class Station:
             }
 
     def subscribe(self) -> Subscriber:
-        sub = Subscriber()
-        self.subscribers.add(sub)
+        """A listener for every batch committed after the current snapshot (`sub.after`
+        is its seq: the rows up to it are the listener's backfill, read from the journal).
+        """
+        sub = Subscriber(self.snapshot.seq)
+        self.subscribers[sub] = None
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
-        self.subscribers.discard(sub)
+        self.subscribers.pop(sub, None)
+
+    async def _fan_out(self) -> None:
+        """Serialize each committed batch once and queue it for every listener, without
+        waiting for any: off the writer's path (it only hands the batch over)."""
+        while True:
+            batch = await self._broadcasts.get()
+            if batch is None:
+                for sub in list(self.subscribers):
+                    sub.close(1001, "the station is stopping", drop=False)
+                return
+            rows, snapshot = batch
+            try:
+                parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
+                parts.append(orjson.dumps({"type": "state", "state": snapshot.to_dict()}))
+                message = Broadcast(
+                    rows[-1].seq, tuple(p.decode() for p in parts), sum(map(len, parts))
+                )
+            except Exception:  # a bug here must not stop the broadcast of later batches
+                log.exception("rows %d-%d not broadcast", rows[0].seq, rows[-1].seq)
+                continue
+            for sub in list(self.subscribers):
+                sub.put(message)
 
     # -- the writer ----------------------------------------------------------------------
 
@@ -301,13 +386,11 @@ class Station:
         # Committed: now publish, in journal order.
         suspended_at = {i for i, what in changes if what == "suspended"}
         resumed_at = {i for i, what in changes if what == "resumed"}
-        messages = []
         for i, row in enumerate(rows):
             if i in resumed_at:
                 self.suspended_since = None
             if i in suspended_at:
                 self.suspended_since = row.seq
-            messages.append(orjson.dumps({"type": "row", **row.to_api()}))
         snapshot = take(
             table, rows[-1].seq, self.config.table.id, self.suspended_since, self.snapshot
         )
@@ -320,10 +403,9 @@ class Station:
             self.snapshot = snapshot
             self.reader_committed += bridged
             self.published.notify_all()
-        messages.append(orjson.dumps({"type": "state", "state": self.snapshot.to_dict()}))
-        for sub in self.subscribers:
-            for m in messages:
-                sub.put(m)
+        # The WebSocket broadcast: one hand-off (with the snapshot just published, so a
+        # listener subscribing now gets exactly the batches after its snapshot).
+        self._broadcasts.put_nowait((rows, snapshot))
         for i, what in changes:
             self._signal(what, rows[i])
 
