@@ -324,7 +324,7 @@ class Station:
         """A listener for every batch committed after the current snapshot (`sub.after`
         is its seq: the rows up to it are the listener's backfill, read from the journal).
         """
-        sub = Subscriber(self.snapshot.seq)
+        sub = Subscriber(self.snapshot.seq, SUBSCRIBER_BACKLOG, SUBSCRIBER_BACKLOG_BYTES)
         self.subscribers[sub] = None
         return sub
 
@@ -352,6 +352,8 @@ class Station:
                 continue
             for sub in list(self.subscribers):
                 sub.put(message)
+                if sub.closed is not None:  # too far behind: its handler closes it (1013)
+                    self.unsubscribe(sub)
 
     # -- the writer ----------------------------------------------------------------------
 

@@ -1,0 +1,231 @@
+"""`WS /api/live` under slow and many clients: a client that stops reading is closed with
+1013 within the send timeout and costs bounded memory; the others, and the writer, never
+wait for it; 100 clients all get every row once and in order; `?after=` loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect as connect_async
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+import station.api.live as live_api
+import station.live.service as service
+from station.live.service import TOO_FAR_BEHIND, Broadcast, Subscriber
+from tests.service.kit import Running
+
+pytestmark = pytest.mark.server
+
+#: A fault's detail this long (a request body is at most 64 KiB) makes each row weigh
+#: ~60 KB, so a hundred rows fill the sockets' buffers of a client that does not read.
+BIG = "x" * 60_000
+
+
+def _batch(seq: int, size: int = 100) -> Broadcast:
+    return Broadcast(seq, ("r" * size, "s" * size), 2 * size)
+
+
+def test_a_queue_is_bounded_in_messages() -> None:
+    sub = Subscriber(after=0, max_messages=10, max_bytes=1 << 30)
+    for seq in range(1, 6):
+        sub.put(_batch(seq))
+    assert len(sub.pending) == 10 and sub.closed is None
+    sub.put(_batch(6))  # one message too many: dropped, not grown
+    assert sub.closed == (1013, TOO_FAR_BEHIND)
+    assert sub.pending == [] and sub.size == 0
+    for seq in range(7, 10_000):  # nothing more is kept once it is closed
+        sub.put(_batch(seq))
+    assert sub.pending == [] and sub.size == 0
+
+
+def test_a_queue_is_bounded_in_bytes() -> None:
+    sub = Subscriber(after=0, max_messages=1_000_000, max_bytes=1000)
+    for seq in range(1, 6):
+        sub.put(_batch(seq))  # 200 bytes each
+    assert sub.size == 1000 and sub.closed is None
+    sub.put(_batch(6, size=1))
+    assert sub.closed is not None and sub.closed[0] == 1013 and sub.size == 0
+
+
+def test_a_queue_skips_what_its_backfill_has_and_a_stop_delivers_the_rest() -> None:
+    async def run() -> list[list[str]]:
+        sub = Subscriber(after=5)
+        sub.put(_batch(5, size=1))  # committed before it subscribed: its backfill has it
+        sub.put(_batch(6, size=1))
+        sub.close(1001, "stopping", drop=False)
+        return [await sub.take(), await sub.take()]
+
+    assert asyncio.run(run()) == [["r", "s"], []]
+
+
+def _stuck_client(url: str) -> ClientConnection:
+    """A client that reads nothing after its hello (use it in `with`): a tiny receive
+    buffer, no compression (the rows' text would shrink to nothing), and websockets' own
+    reading thread stops once 2 messages wait (`max_queue`), so the TCP window fills."""
+    host, port = url.removeprefix("ws://").split("/")[0].split(":")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    return connect(url, sock=sock, max_queue=2, max_size=None, compression=None)
+
+
+class Reader(threading.Thread):
+    """A client reading everything, in a thread: the row seqs it got, in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        super().__init__(daemon=True)
+        self.ws = ws
+        self.hello = json.loads(self.ws.recv())
+        self.seqs: list[int] = []
+        self.closed: int | None = None
+
+    def run(self) -> None:
+        try:
+            for text in self.ws:
+                message = json.loads(text)
+                if message["type"] == "row":
+                    self.seqs.append(message["seq"])
+        except ConnectionClosed as exc:
+            self.closed = exc.rcvd.code if exc.rcvd else None
+
+    def wait_for(self, seq: int, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while not (self.seqs and self.seqs[-1] >= seq):
+            assert time.monotonic() < deadline, f"row {seq} never came ({self.seqs[-3:]})"
+            time.sleep(0.01)
+
+
+def _faults(live: Running, count: int) -> Iterator[int]:
+    """Post `count` heavy rows; yields each one's seq."""
+    with httpx.Client(headers=live.headers("rig"), timeout=30) as client:
+        for _ in range(count):
+            r = client.post(f"{live.url}/api/events", json={"type": "fault", "detail": BIG})
+            assert r.status_code == 200, r.text
+            yield r.json()["seq"]
+
+
+def _drain(ws: ClientConnection) -> tuple[list[int], int | None]:
+    """Read what a stuck client was sent: its row seqs, then the close code it got."""
+    seqs = []
+    try:
+        while True:
+            message = json.loads(ws.recv(timeout=10))
+            if message["type"] == "row":
+                seqs.append(message["seq"])
+    except ConnectionClosed as exc:
+        return seqs, exc.rcvd.code if exc.rcvd else None
+
+
+def test_a_client_that_never_reads_is_closed_1013_and_the_others_get_everything(
+    live: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_api, "SEND_TIMEOUT", 1.0)
+    url = live.ws_url + f"?token={live.tokens['viewer']}"
+    with connect(url, max_size=None) as ws, _stuck_client(url) as stuck:
+        reader = Reader(ws)
+        reader.start()
+        assert json.loads(stuck.recv())["type"] == "hello"
+        _stuck_then_reconnect(live, reader, stuck)
+
+
+def _stuck_then_reconnect(live: Running, reader: Reader, stuck: ClientConnection) -> None:
+    station = live.station
+    first = reader.hello["seq"] + 1
+    assert len(station.subscribers) == 2
+    started = time.monotonic()
+    seqs: list[int] = []
+    for seq in _faults(live, 300):  # up to ~18 MB: far more than the stuck one's sockets hold
+        seqs.append(seq)
+        assert all(s.size <= service.SUBSCRIBER_BACKLOG_BYTES for s in station.subscribers)
+        if len(station.subscribers) == 1:
+            break
+    deadline = time.monotonic() + 5
+    while len(station.subscribers) > 1:  # the stuck one is dropped within the timeout
+        assert time.monotonic() < deadline, "the stuck client was never dropped"
+        time.sleep(0.05)
+    dropped_after = time.monotonic() - started
+    seqs.extend(_faults(live, 3))  # the writer and the other client go on unhindered
+    reader.wait_for(seqs[-1])
+    assert reader.seqs == list(range(first, seqs[-1] + 1))
+    assert dropped_after < 10
+
+    got, code = _drain(stuck)  # it reads at last: a gapless prefix, then 1013
+    assert code == 1013
+    assert got == list(range(first, first + len(got)))
+    assert len(got) < len(reader.seqs)
+
+    # Reconnecting with ?after= the last row it got loses nothing.
+    after = got[-1] if got else first - 1
+    url = live.ws_url + f"?token={live.tokens['viewer']}&after={after}"
+    with connect(url, max_size=None) as again:
+        assert json.loads(again.recv())["type"] == "hello"
+        rest = [json.loads(again.recv(timeout=10))["seq"] for _ in range(seqs[-1] - after)]
+    assert got + rest == list(range(first, seqs[-1] + 1))
+
+
+def test_a_full_queue_closes_1013_and_memory_stays_bounded(
+    live: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a long send timeout, the byte bound is what drops a client that does not
+    read: its queue never holds more than the bound."""
+    monkeypatch.setattr(live_api, "SEND_TIMEOUT", 60.0)
+    monkeypatch.setattr(service, "SUBSCRIBER_BACKLOG_BYTES", 1_000_000)
+    station = live.station
+    with _stuck_client(live.ws_url + f"?token={live.tokens['viewer']}") as stuck:
+        assert json.loads(stuck.recv())["type"] == "hello"
+        (sub,) = station.subscribers
+        largest = 0
+        for _ in _faults(live, 300):
+            largest = max(largest, sub.size)
+            if sub.closed is not None:
+                break
+        assert sub.closed == (1013, TOO_FAR_BEHIND)
+        assert largest <= 1_000_000 and sub.size == 0 and not sub.pending
+        deadline = time.monotonic() + 5
+        while station.subscribers:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        _, code = _drain(stuck)
+        assert code == 1013
+
+
+def test_100_clients_get_every_row_once_and_in_order(live: Running) -> None:
+    clients, events = 100, 40
+    url = live.ws_url + f"?token={live.tokens['viewer']}"
+
+    async def listen(ws: Any) -> list[int]:
+        seqs: list[int] = []
+        while len(seqs) < events:  # one row per event posted
+            message = json.loads(await ws.recv())
+            if message["type"] == "row":
+                seqs.append(message["seq"])
+        return seqs
+
+    async def run() -> tuple[int, int, list[list[int]]]:
+        sockets = [await connect_async(url, max_size=None) for _ in range(clients)]
+        hellos = [json.loads(await ws.recv())["seq"] for ws in sockets]
+        tasks = [asyncio.create_task(listen(ws)) for ws in sockets]
+        async with httpx.AsyncClient(headers=live.headers("supervisor")) as client:
+            seq = 0
+            for _ in range(events):
+                r = await client.post(f"{live.url}/api/events", json={"type": "shoe"})
+                seq = r.json()["seq"]
+        results = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+        for ws in sockets:
+            await ws.close()
+        assert len(set(hellos)) == 1
+        return hellos[0], seq, list(results)
+
+    hello, last, results = asyncio.run(run())
+    assert last == hello + events
+    for seqs in results:
+        assert seqs == list(range(hello + 1, last + 1))
