@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 
 import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 
 from station.api.auth import presented_token, require_read, require_ready, tokens_of
+from station.api.server import FRAMES
 from station.live.journal import read_rows
 from station.live.service import TOO_FAR_BEHIND
 
@@ -75,8 +77,12 @@ async def live(ws: WebSocket) -> None:
             after = rows[-1].seq
         if sent and backlog:
             sent = await _send(ws, backlog)
-        while sent and (messages := await sub.take()):
-            sent = await _send(ws, messages)
+        frames = ws.scope.get("extensions", {}).get(FRAMES, {}).get("write")
+        while sent and (batches := await sub.take()):
+            if frames is not None:  # one write of frames built once for every client
+                sent = await _write(frames, b"".join(b.frames for b in batches))
+            else:
+                sent = await _send(ws, [m for b in batches for m in b.messages])
         if watcher.done():
             return
         station.unsubscribe(sub)  # nothing more is queued for it while it closes
@@ -84,7 +90,7 @@ async def live(ws: WebSocket) -> None:
         # If the client does not read, the close frame waits behind what its socket holds
         # (bounded by the transport's buffer) until it reads or the connection drops.
         await ws.close(code=code, reason=reason)
-    except (WebSocketDisconnect, RuntimeError):
+    except (WebSocketDisconnect, RuntimeError, OSError):  # OSError: gone during a write
         return
     finally:
         station.unsubscribe(sub)
@@ -101,6 +107,16 @@ async def _send(ws: WebSocket, messages: list[str]) -> bool:
         async with asyncio.timeout(SEND_TIMEOUT):
             for message in messages:
                 await ws.send_text(message)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _write(write: Callable[[bytes], Awaitable[None]], frames: bytes) -> bool:
+    """`_send` through the server's `station.frames` extension (`station.api.server`)."""
+    try:
+        async with asyncio.timeout(SEND_TIMEOUT):
+            await write(frames)
     except TimeoutError:
         return False
     return True

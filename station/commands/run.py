@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     from drivers import create_reader
     from station.api import create_app
+    from station.api.server import uvicorn_options
     from station.live.config import ConfigError, parse_bind
     from station.live.sdnotify import Notifier
     from station.live.service import Station
@@ -90,7 +91,14 @@ def run(args: argparse.Namespace) -> int:
         print("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
     sys.stdout.flush()
     server = uvicorn.Server(
-        uvicorn.Config(app, host=api.host, port=api.port, log_level=args.log_level, lifespan="on")
+        uvicorn.Config(
+            app,
+            host=api.host,
+            port=api.port,
+            log_level=args.log_level,
+            lifespan="on",
+            **uvicorn_options(),
+        )
     )
     for name in ("uvicorn.error", "uvicorn.access"):  # configured by uvicorn.Config above
         logging.getLogger(name).addFilter(HideTokens())

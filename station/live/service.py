@@ -65,16 +65,47 @@ class Broadcast:
 
     seq: int  # the batch's last row
     messages: tuple[str, ...]
+    #: The same messages as WebSocket text frames (RFC 6455, server to client: unmasked,
+    #: uncompressed), identical for every client: one write per client sends the batch.
+    frames: bytes
     size: int  # the messages' bytes (UTF-8), what a queue's byte bound counts
+
+    @classmethod
+    def of(cls, seq: int, messages: list[bytes]) -> Broadcast:
+        frames = b"".join(map(text_frame, messages))
+        texts = tuple(m.decode() for m in messages)
+        return cls(seq, texts, frames, sum(map(len, messages)))
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One final, unmasked WebSocket text frame (RFC 6455 section 5.2)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x81, n))
+    elif n < 1 << 16:
+        head = bytes((0x81, 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x81, 127)) + n.to_bytes(8, "big")
+    return head + payload
 
 
 class Subscriber:
     """One WebSocket listener's bounded queue. `put` never waits: a listener that falls
     more than `max_messages` messages or `max_bytes` bytes behind is dropped (its queue
     emptied, `closed` set to 1013), so a slow client costs neither the writer's time nor
-    the station's memory. The WebSocket handler takes everything queued at once."""
+    the station's memory (the batches are shared: a queue holds references). The
+    WebSocket handler takes everything queued at once."""
 
-    __slots__ = ("_wake", "after", "closed", "max_bytes", "max_messages", "pending", "size")
+    __slots__ = (
+        "_wake",
+        "after",
+        "closed",
+        "max_bytes",
+        "max_messages",
+        "messages",
+        "pending",
+        "size",
+    )
 
     def __init__(
         self,
@@ -86,9 +117,10 @@ class Subscriber:
         self.after = after
         self.max_messages = max_messages
         self.max_bytes = max_bytes
-        self.pending: list[str] = []
-        self.size = 0  # bytes in `pending`
-        #: (WebSocket close code, reason) once it must end; no more messages are queued.
+        self.pending: list[Broadcast] = []
+        self.messages = 0  # messages in `pending`
+        self.size = 0  # their bytes
+        #: (WebSocket close code, reason) once it must end; no more batches are queued.
         self.closed: tuple[int, str] | None = None
         self._wake: asyncio.Future[None] | None = None
 
@@ -96,12 +128,13 @@ class Subscriber:
         if self.closed is not None or batch.seq <= self.after:
             return
         if (
-            len(self.pending) + len(batch.messages) > self.max_messages
+            self.messages + len(batch.messages) > self.max_messages
             or self.size + batch.size > self.max_bytes
         ):
             self.close(1013, TOO_FAR_BEHIND)
             return
-        self.pending.extend(batch.messages)
+        self.pending.append(batch)
+        self.messages += len(batch.messages)
         self.size += batch.size
         self._set()
 
@@ -110,19 +143,19 @@ class Subscriber:
         if self.closed is None:
             self.closed = (code, reason)
         if drop:
-            self.pending, self.size = [], 0
+            self.pending, self.messages, self.size = [], 0, 0
         self._set()
 
-    async def take(self) -> list[str]:
-        """Wait for messages and take all queued; [] once closed (see `closed`)."""
+    async def take(self) -> list[Broadcast]:
+        """Wait for batches and take all queued; [] once closed (see `closed`)."""
         while not self.pending and self.closed is None:
             self._wake = asyncio.get_running_loop().create_future()
             try:
                 await self._wake
             finally:
                 self._wake = None
-        messages, self.pending, self.size = self.pending, [], 0
-        return messages
+        batches, self.pending, self.messages, self.size = self.pending, [], 0, 0
+        return batches
 
     def _set(self) -> None:
         if self._wake is not None and not self._wake.done():
@@ -344,9 +377,7 @@ class Station:
             try:
                 parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
                 parts.append(orjson.dumps({"type": "state", "state": snapshot.to_dict()}))
-                message = Broadcast(
-                    rows[-1].seq, tuple(p.decode() for p in parts), sum(map(len, parts))
-                )
+                message = Broadcast.of(rows[-1].seq, parts)
             except Exception:  # a bug here must not stop the broadcast of later batches
                 log.exception("rows %d-%d not broadcast", rows[0].seq, rows[-1].seq)
                 continue

@@ -17,6 +17,7 @@ import uvicorn
 
 from drivers.base import CardReader
 from station.api import create_app
+from station.api.server import uvicorn_options
 from station.live.config import ApiConfig, JournalConfig, StationConfig, TableConfig, TokenEntry
 from station.live.service import Station
 from station.live.tokens import TokenStore, new_token, token_hash
@@ -79,7 +80,9 @@ def serve(
     station = Station(config, reader)
     store = TokenStore(config.api.tokens, config.api.token_file)
     app = create_app(station, store)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", **uvicorn_options())
+    )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     running = Running(f"http://127.0.0.1:{port}", station, tokens)

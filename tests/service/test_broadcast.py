@@ -31,17 +31,17 @@ BIG = "x" * 60_000
 
 
 def _batch(seq: int, size: int = 100) -> Broadcast:
-    return Broadcast(seq, ("r" * size, "s" * size), 2 * size)
+    return Broadcast.of(seq, [b"r" * size, b"s" * size])
 
 
 def test_a_queue_is_bounded_in_messages() -> None:
     sub = Subscriber(after=0, max_messages=10, max_bytes=1 << 30)
     for seq in range(1, 6):
         sub.put(_batch(seq))
-    assert len(sub.pending) == 10 and sub.closed is None
+    assert sub.messages == 10 and sub.closed is None
     sub.put(_batch(6))  # one message too many: dropped, not grown
     assert sub.closed == (1013, TOO_FAR_BEHIND)
-    assert sub.pending == [] and sub.size == 0
+    assert sub.pending == [] and sub.size == 0 and sub.messages == 0
     for seq in range(7, 10_000):  # nothing more is kept once it is closed
         sub.put(_batch(seq))
     assert sub.pending == [] and sub.size == 0
@@ -57,14 +57,38 @@ def test_a_queue_is_bounded_in_bytes() -> None:
 
 
 def test_a_queue_skips_what_its_backfill_has_and_a_stop_delivers_the_rest() -> None:
-    async def run() -> list[list[str]]:
+    async def run() -> list[list[Broadcast]]:
         sub = Subscriber(after=5)
         sub.put(_batch(5, size=1))  # committed before it subscribed: its backfill has it
         sub.put(_batch(6, size=1))
         sub.close(1001, "stopping", drop=False)
         return [await sub.take(), await sub.take()]
 
-    assert asyncio.run(run()) == [["r", "s"], []]
+    assert asyncio.run(run()) == [[_batch(6, size=1)], []]
+
+
+@pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 70000])
+def test_a_broadcast_is_framed_as_websockets_reads_it(size: int) -> None:
+    """The shared frames parse, with websockets' own reader, as the text messages."""
+    from websockets.frames import Frame, Opcode
+    from websockets.streams import StreamReader
+
+    payload = bytes(48 + i % 10 for i in range(size))
+    batch = Broadcast.of(1, [payload, b'{"type":"state"}'])
+    stream = StreamReader()
+    stream.feed_data(batch.frames)
+    stream.feed_eof()
+    texts = []
+    for _ in batch.messages:
+        parser = Frame.parse(stream.read_exact, mask=False, max_size=None)
+        try:
+            next(parser)
+        except StopIteration as done:
+            frame = done.value
+            assert frame.opcode is Opcode.TEXT and frame.fin
+            texts.append(bytes(frame.data).decode())
+    assert tuple(texts) == batch.messages
+    assert batch.size == size + len(b'{"type":"state"}')
 
 
 def _stuck_client(url: str) -> ClientConnection:
