@@ -77,7 +77,10 @@ async def live(ws: WebSocket) -> None:
             after = rows[-1].seq
         if sent and backlog:
             sent = await _send(ws, backlog)
-        frames = ws.scope.get("extensions", {}).get(FRAMES, {}).get("write")
+        extension = ws.scope.get("extensions", {}).get(FRAMES, {})
+        frames = extension.get("write")
+        if (write_now := extension.get("write_now")) is not None:
+            sub.deliver = lambda batch: bool(write_now(batch.frames))
         while sent and (batches := await sub.take()):
             if frames is not None:  # one write of frames built once for every client
                 sent = await _write(frames, b"".join(b.frames for b in batches))

@@ -25,7 +25,10 @@ class StationWebSocketProtocol(WebSocketsSansIOProtocol):
 
     async def run_asgi(self) -> None:
         if not self.config.ws_per_message_deflate:  # else each client's frames differ
-            self.scope["extensions"][FRAMES] = {"write": self.write_frames}
+            self.scope["extensions"][FRAMES] = {
+                "write": self.write_frames,
+                "write_now": self.write_frames_now,
+            }
         await super().run_asgi()
 
     async def write_frames(self, data: bytes) -> None:
@@ -35,6 +38,16 @@ class StationWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.disconnected or self.close_sent or self.transport.is_closing():
             raise ClientDisconnected()
         self.transport.write(data)
+
+    def write_frames_now(self, data: bytes) -> bool:
+        """Write whole frames if that needs no wait (the transport is not full); False if
+        not written (then use `write_frames`)."""
+        if not self.writable.is_set() or self.disconnected or self.close_sent:
+            return False
+        if self.transport.is_closing():
+            return False
+        self.transport.write(data)
+        return True
 
 
 def uvicorn_options() -> dict[str, Any]:

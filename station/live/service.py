@@ -100,6 +100,7 @@ class Subscriber:
         "_wake",
         "after",
         "closed",
+        "deliver",
         "max_bytes",
         "max_messages",
         "messages",
@@ -122,10 +123,17 @@ class Subscriber:
         self.size = 0  # their bytes
         #: (WebSocket close code, reason) once it must end; no more batches are queued.
         self.closed: tuple[int, str] | None = None
+        #: Set by its handler: deliver a batch now if that needs no wait, else False.
+        self.deliver: Callable[[Broadcast], bool] | None = None
         self._wake: asyncio.Future[None] | None = None
 
     def put(self, batch: Broadcast) -> None:
         if self.closed is not None or batch.seq <= self.after:
+            return
+        # Its handler idle (waiting in `take`, holding nothing): hand the batch to the
+        # client at once if that needs no wait, sparing a task switch per client.
+        idle = self._wake is not None and not self.pending
+        if idle and self.deliver is not None and self.deliver(batch):
             return
         if (
             self.messages + len(batch.messages) > self.max_messages
