@@ -151,7 +151,7 @@ def _pcts(latencies: list[float]) -> tuple[float, float]:
 def main() -> None:
     print(
         f"pty frame -> station -> WebSocket client, with 0 and {DASHBOARDS} other clients "
-        "reading everything (connected first):"
+        "reading everything (connected before it: it is served last):"
     )
     for name, interval, cards in PACES:
         p50_0, p99_0 = _pcts(measure(0, interval, cards))

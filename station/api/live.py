@@ -9,7 +9,8 @@ Each client has its own bounded queue, filled by the station's fan-out without w
 (`station.live.service.Subscriber`): a client more than `SUBSCRIBER_BACKLOG` messages or
 `SUBSCRIBER_BACKLOG_BYTES` bytes behind, or whose send does not complete within
 `SEND_TIMEOUT` seconds (it stopped reading), is closed with code 1013 (reconnect with
-`after`); the writer and the other clients never wait for it.
+`after`), and disconnected if its close frame cannot go out within `CLOSE_TIMEOUT`; the
+writer and the other clients never wait for it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
@@ -34,6 +36,8 @@ RECHECK_TOKEN = 0.5
 #: A send (hello, backlog page or live batch) that takes longer than this closes the
 #: socket with 1013: the client stopped reading.
 SEND_TIMEOUT = 5.0
+#: Then the time its close frame may take before the connection is dropped.
+CLOSE_TIMEOUT = 5.0
 
 
 @router.websocket("/api/live")
@@ -54,6 +58,7 @@ async def live(ws: WebSocket) -> None:
     # exactly the batches committed after `snapshot`, and the backlog is read up to it.
     sub = station.subscribe()
     snapshot = station.snapshot
+    extension: dict[str, Any] = ws.scope.get("extensions", {}).get(FRAMES, {})
     watcher = asyncio.create_task(_until_closed(ws))
     watcher.add_done_callback(lambda _: sub.close(1000, "gone"))
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
@@ -77,7 +82,6 @@ async def live(ws: WebSocket) -> None:
             after = rows[-1].seq
         if sent and backlog:
             sent = await _send(ws, backlog)
-        extension = ws.scope.get("extensions", {}).get(FRAMES, {})
         frames = extension.get("write")
         if (write_now := extension.get("write_now")) is not None:
             sub.deliver = lambda batch: bool(write_now(batch.frames))
@@ -91,8 +95,14 @@ async def live(ws: WebSocket) -> None:
         station.unsubscribe(sub)  # nothing more is queued for it while it closes
         code, reason = sub.closed if sent and sub.closed else (1013, TOO_FAR_BEHIND)
         # If the client does not read, the close frame waits behind what its socket holds
-        # (bounded by the transport's buffer) until it reads or the connection drops.
-        await ws.close(code=code, reason=reason)
+        # (bounded by the transport's buffer): given CLOSE_TIMEOUT more to read, it is
+        # then dropped, so a stuck socket does not keep its buffers.
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT):
+                await ws.close(code=code, reason=reason)
+        except TimeoutError:
+            if (abort := extension.get("abort")) is not None:
+                abort()
     except (WebSocketDisconnect, RuntimeError, OSError):  # OSError: gone during a write
         return
     finally:

@@ -6,8 +6,10 @@ deflate): 200 dashboards took 20-40 ms a batch, and the last client waited for a
 the protocol is uvicorn's own (`websockets-sansio`) plus one ASGI extension,
 `station.frames`: `write(data)` writes WebSocket frames already built (by the fan-out,
 once for every client) in one transport write, honouring the transport's flow control
-like an ASGI send. Per-message deflate is off, so frames are the same for every client.
-An app served without the extension (another server) falls back to ASGI sends.
+like an ASGI send; `write_now(data)` writes only if that needs no wait; `abort()` drops
+a connection whose client stopped reading. Per-message deflate is off, so frames are the
+same for every client. An app served without the extension (another server) falls back
+to ASGI sends.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class StationWebSocketProtocol(WebSocketsSansIOProtocol):
             self.scope["extensions"][FRAMES] = {
                 "write": self.write_frames,
                 "write_now": self.write_frames_now,
+                "abort": self.abort,
             }
         await super().run_asgi()
 
@@ -48,6 +51,11 @@ class StationWebSocketProtocol(WebSocketsSansIOProtocol):
             return False
         self.transport.write(data)
         return True
+
+    def abort(self) -> None:
+        """Drop the connection now, with what its buffers hold (a client that stopped
+        reading would keep them, in the kernel too, as long as it stays connected)."""
+        self.transport.abort()
 
 
 def uvicorn_options() -> dict[str, Any]:

@@ -196,6 +196,26 @@ def _stuck_then_reconnect(live: Running, reader: Reader, stuck: ClientConnection
     assert got + rest == list(range(first, seqs[-1] + 1))
 
 
+def test_a_client_that_never_reads_again_is_dropped(
+    live: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the send timeout and then the close timeout, a client that still does not
+    read loses its connection (its buffers, in the kernel too, are freed): no close
+    frame, and what it got is still a gapless prefix."""
+    monkeypatch.setattr(live_api, "SEND_TIMEOUT", 0.5)
+    monkeypatch.setattr(live_api, "CLOSE_TIMEOUT", 0.5)
+    station = live.station
+    with _stuck_client(live.ws_url + f"?token={live.tokens['viewer']}") as stuck:
+        hello = json.loads(stuck.recv())
+        for _ in _faults(live, 300):
+            if not station.subscribers:
+                break
+        time.sleep(1.5)  # the close timeout passes: the connection is dropped
+        got, code = _drain(stuck)
+        assert code is None  # no close frame: the connection was reset
+        assert got == list(range(hello["seq"] + 1, hello["seq"] + 1 + len(got)))
+
+
 def test_a_full_queue_closes_1013_and_memory_stays_bounded(
     live: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
