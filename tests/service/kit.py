@@ -68,8 +68,10 @@ def serve(
     tokens: dict[str, str],
     reader: CardReader | None = None,
     wait_ready: bool = True,
+    server_options: dict[str, Any] | None = None,
 ) -> Iterator[Running]:
-    """The station's app under a real uvicorn server on 127.0.0.1, a free port."""
+    """The station's app under a real uvicorn server on 127.0.0.1, a free port (with the
+    options of `station run`, or `server_options`)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -81,7 +83,12 @@ def serve(
     store = TokenStore(config.api.tokens, config.api.token_file)
     app = create_app(station, store)
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", **uvicorn_options())
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            **(uvicorn_options() if server_options is None else server_options),
+        )
     )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,7 +22,7 @@ from websockets.sync.client import ClientConnection, connect
 import station.api.live as live_api
 import station.live.service as service
 from station.live.service import TOO_FAR_BEHIND, Broadcast, Subscriber
-from tests.service.kit import Running
+from tests.service.kit import Running, make_config, serve
 
 pytestmark = pytest.mark.server
 
@@ -273,3 +274,20 @@ def test_100_clients_get_every_row_once_and_in_order(live: Running) -> None:
     assert last == hello + events
     for seqs in results:
         assert seqs == list(range(hello + 1, last + 1))
+
+
+def test_under_a_plain_asgi_server_clients_get_every_row(tmp_path: Path) -> None:
+    """Without the `station.frames` extension (uvicorn's defaults, per-message deflate on)
+    the handler sends each message through ASGI: same messages, same order."""
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    with serve(config, tokens, server_options={}) as running:
+        url = running.ws_url + f"?token={running.tokens['viewer']}"
+        with connect(url) as ws:
+            hello = json.loads(ws.recv())
+            seqs = [running.post({"type": "shoe"}).json()["seq"] for _ in range(5)]
+            got = []
+            while len(got) < 10:
+                got.append(json.loads(ws.recv(timeout=10)))
+    assert [m["seq"] for m in got if m["type"] == "row"] == seqs
+    assert seqs == list(range(hello["seq"] + 1, hello["seq"] + 6))
+    assert [m["type"] for m in got] == ["row", "state"] * 5
