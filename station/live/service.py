@@ -386,12 +386,19 @@ class Station:
                 parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
                 parts.append(orjson.dumps({"type": "state", "state": snapshot.to_dict()}))
                 message = Broadcast.of(rows[-1].seq, parts)
-            except Exception:  # a bug here must not stop the broadcast of later batches
+            except Exception:  # a bug: no listener may miss these rows unknowingly
                 log.exception("rows %d-%d not broadcast", rows[0].seq, rows[-1].seq)
+                for sub in list(self.subscribers):
+                    sub.close(1011, "internal error: reconnect with ?after=SEQ", drop=False)
+                    self.unsubscribe(sub)
                 continue
             for sub in list(self.subscribers):
-                sub.put(message)
-                if sub.closed is not None:  # too far behind: its handler closes it (1013)
+                try:
+                    sub.put(message)
+                except Exception:  # one client's failure must not cost the others theirs
+                    log.exception("a WebSocket listener failed; it is closed")
+                    sub.close(1011, "internal error: reconnect with ?after=SEQ")
+                if sub.closed is not None:  # e.g. too far behind: its handler closes it
                     self.unsubscribe(sub)
 
     # -- the writer ----------------------------------------------------------------------
