@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ def sign(secret: bytes, body: bytes, timestamp: int) -> str:
 
 def table_events(
     table: Table,
-    event: dict[str, Any],
+    event: Mapping[str, Any],
     verdict: Verdict,
     was_in_play: bool,
     cleared: bool,
@@ -73,7 +73,14 @@ def table_events(
             ("round_result", {"shoe": shoe, "round": verdict["round"], "result": verdict["result"]})
         )
     if verdict["voided_round"] is not None:
-        found.append(("round_voided", {"shoe": shoe, "round": verdict["voided_round"]}))
+        # No result: every bet accepted on the round gets its stake back (`settle` with
+        # result None says `refund`).
+        found.append(
+            (
+                "round_voided",
+                {"shoe": shoe, "round": verdict["voided_round"], "result": None, "refund": "all"},
+            )
+        )
     if was_in_play and not table.in_play:
         found.append(
             (
