@@ -44,6 +44,9 @@ SIGNATURE_HEADER = "X-Station-Signature"
 EVENT_HEADER = "X-Station-Event"
 DELIVERY_HEADER = "X-Station-Delivery"
 
+#: Seconds `WebhookSender.stop` lets queued events go out before it stops.
+STOP_GRACE = 2.0
+
 #: Called when an event could not be delivered: (url, body, last error in words).
 GiveUp = Callable[[str, dict[str, Any], str], None]
 
@@ -149,6 +152,15 @@ def endpoints(config: SignalsConfig) -> list[Endpoint]:
     return found
 
 
+def _queued(q: asyncio.Queue[Delivery]) -> list[Delivery]:
+    """What is still waiting on a queue (taken off it: the sender is stopping)."""
+    left = []
+    while not q.empty():
+        left.append(q.get_nowait())
+        q.task_done()
+    return left
+
+
 class WebhookSender:
     """Posts events to every endpoint that wants them, in order, signed, with retries."""
 
@@ -164,6 +176,7 @@ class WebhookSender:
         self._endpoints = endpoints(config)
         self._queues: list[tuple[Endpoint, asyncio.Queue[Delivery]]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._sending: dict[int, Delivery] = {}  # by id() of the queue: the one in flight
         self._client: httpx.AsyncClient | None = None
         self.delivered = 0
 
@@ -199,7 +212,23 @@ class WebhookSender:
         for q in wanted:
             q.put_nowait(delivery)
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = STOP_GRACE) -> None:
+        """Give queued events up to `grace` seconds to go out, then stop; what is left is
+        logged by id (the journal holds every row: a game server reconciles from it)."""
+        if self._queues:
+            try:
+                await asyncio.wait_for(asyncio.gather(*(q.join() for _, q in self._queues)), grace)
+            except TimeoutError:
+                for endpoint, q in self._queues:
+                    sending = self._sending.get(id(q))
+                    left = [d.id for d in ([sending] if sending else []) + _queued(q)]
+                    if left:
+                        log.error(
+                            "webhook %s: %d event(s) not sent at stop, from %s",
+                            endpoint.url,
+                            len(left),
+                            left[0],
+                        )
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -220,45 +249,53 @@ class WebhookSender:
         return headers
 
     async def _deliver(self, endpoint: Endpoint, q: asyncio.Queue[Delivery]) -> None:
+        while True:
+            delivery = await q.get()
+            self._sending[id(q)] = delivery
+            try:
+                await self._post(endpoint, delivery)
+            finally:
+                del self._sending[id(q)]
+                q.task_done()
+
+    async def _post(self, endpoint: Endpoint, delivery: Delivery) -> None:
+        """Post one event until it is taken or the attempts run out (then `give_up`)."""
         assert self._client is not None
         cfg = self.config
         url = endpoint.url
-        while True:
-            delivery = await q.get()
-            error = ""
-            for attempt in range(cfg.webhook_attempts):
-                if attempt:
-                    await asyncio.sleep(min(cfg.webhook_backoff * 2 ** (attempt - 1), 30.0))
-                try:
-                    response = await self._client.post(
-                        url, content=delivery.body, headers=self._headers(endpoint, delivery)
-                    )
-                except httpx.HTTPError as exc:
-                    # The exception's words name the URL at most, never the headers.
-                    error = f"{type(exc).__name__}: {exc}"
-                else:
-                    if response.is_success:
-                        self.delivered += 1
-                        break
-                    error = f"HTTP {response.status_code}"
-                log.warning(
-                    "webhook %s: %s attempt %d of %d failed (%s)",
-                    url,
-                    delivery.id,
-                    attempt + 1,
-                    cfg.webhook_attempts,
-                    error,
+        error = ""
+        for attempt in range(cfg.webhook_attempts):
+            if attempt:
+                await asyncio.sleep(min(cfg.webhook_backoff * 2 ** (attempt - 1), 30.0))
+            try:
+                response = await self._client.post(
+                    url, content=delivery.body, headers=self._headers(endpoint, delivery)
                 )
+            except httpx.HTTPError as exc:
+                # The exception's words name the URL at most, never the headers.
+                error = f"{type(exc).__name__}: {exc}"
             else:
-                log.error(
-                    "webhook %s: gave up on %s after %d attempts (%s)",
-                    url,
-                    delivery.id,
-                    cfg.webhook_attempts,
-                    error,
-                )
-                if self._give_up is not None:
-                    self._give_up(url, delivery.notice, error)
+                if response.is_success:
+                    self.delivered += 1
+                    return
+                error = f"HTTP {response.status_code}"
+            log.warning(
+                "webhook %s: %s attempt %d of %d failed (%s)",
+                url,
+                delivery.id,
+                attempt + 1,
+                cfg.webhook_attempts,
+                error,
+            )
+        log.error(
+            "webhook %s: gave up on %s after %d attempts (%s)",
+            url,
+            delivery.id,
+            cfg.webhook_attempts,
+            error,
+        )
+        if self._give_up is not None:
+            self._give_up(url, delivery.notice, error)
 
 
 __all__ = [

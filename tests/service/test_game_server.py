@@ -32,7 +32,7 @@ from station.live.config import (
     WebhookConfig,
     load,
 )
-from station.live.signals import sign, table_events
+from station.live.signals import STOP_GRACE, sign, table_events
 from tests.conftest import run_station
 from tests.service.kit import Running, make_config, serve
 
@@ -293,6 +293,32 @@ def test_retries_after_a_500_send_the_same_id_and_body(tmp_path: Path) -> None:
         VERIFY.verify(d.body, d.headers["X-Station-Signature"], secret) for d in rec.deliveries
     )
     assert rec.events[0]["type"] == "shoe_started"
+
+
+def test_a_dead_game_server_neither_delays_verdicts_nor_the_stop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing listens: verdicts come at once, and the stop waits only its grace, then
+    logs what was not sent."""
+    path, secret = secret_file(tmp_path, "hook.secret")
+    with recorder() as rec:
+        dead = rec.url
+    config, tokens = station_config(
+        tmp_path, endpoint(dead, path), webhook_attempts=100, webhook_backoff=1.0
+    )
+    with caplog.at_level(logging.WARNING):
+        with serve(config, tokens) as live:
+            began = time.monotonic()
+            shoe = post(live, {"type": "shoe"}, "dealer")
+            for e in BURN + ROUND_1:
+                post(live, e)
+            assert time.monotonic() - began < 2.0
+            stopping = time.monotonic()
+        stopped = time.monotonic()
+    # The stop waited its grace (2 s) for the game server, not the 100 attempts' backoff.
+    assert stopped - stopping < STOP_GRACE + 2.0
+    assert f"2 event(s) not sent at stop, from t-test:{shoe['seq']}:shoe_started" in caplog.text
+    assert "ConnectError" in caplog.text and secret.decode() not in caplog.text
 
 
 def test_a_tampered_body_or_an_old_signature_is_refused(
