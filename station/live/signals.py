@@ -16,7 +16,8 @@ Why a task of its own per endpoint: the writer only puts the body on a queue and
 on, so a slow or dead game server never delays a verdict; each endpoint gets its events
 in journal order, each retried with exponential backoff (same id, same body). An event
 that still fails after the last attempt is reported back (the service journals it),
-never dropped silently. Secrets never appear in a log line or a journal row.
+never dropped silently; at stop, queued events get a short grace and the rest are logged.
+Secrets never appear in a log line or a journal row.
 """
 
 from __future__ import annotations
@@ -179,10 +180,6 @@ class WebhookSender:
         self._sending: dict[int, Delivery] = {}  # by id() of the queue: the one in flight
         self._client: httpx.AsyncClient | None = None
         self.delivered = 0
-
-    def wants(self, kind: str) -> bool:
-        """Whether any endpoint gets events of this type."""
-        return any(kind in e.events for e in self._endpoints)
 
     def start(self) -> None:
         if not self._endpoints:
