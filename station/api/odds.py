@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
+from station.api.refusals import READ, refusals
 from station.core.snapshot import TableSnapshot
 
 router = APIRouter()
@@ -56,7 +57,7 @@ def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
     return cache[paytable]
 
 
-@router.get("/api/odds")
+@router.get("/api/odds", responses=refusals(*READ))
 async def get_odds(
     request: Request,
     paytable: str = Query(
