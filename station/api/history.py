@@ -18,6 +18,7 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
+from station.api.reads import MAX_SEQ
 from station.api.refusals import READ, refusals
 from station.core.results import RoundResult
 from station.core.roads import scoreboards
@@ -81,7 +82,7 @@ async def get_history(request: Request) -> dict[str, Any]:
 )
 async def get_export(
     request: Request,
-    after: int = Query(0, ge=0, description="only rows after this seq"),
+    after: int = Query(0, ge=0, le=MAX_SEQ, description="only rows after this seq"),
 ) -> JournalLines:
     """The table events as `station journal export` writes them (replay JSON Lines, each
     with its verdict and journal seq, ts, source, actor), as a file download."""

@@ -108,4 +108,3 @@ def _charset(params: str) -> str | None:
         if key.strip().lower() == "charset":
             return value.strip().strip('"').lower()
     return None
-

@@ -20,7 +20,10 @@ class Refusal(BaseModel):
 
 
 _RETRY_AFTER = {
-    "Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}
+    "Retry-After": {
+        "description": "seconds to wait before trying again",
+        "schema": {"type": "integer"},
+    }
 }
 WORDS: dict[int, tuple[str, dict[str, Any]]] = {
     401: (
