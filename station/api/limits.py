@@ -4,7 +4,9 @@ is in memory) and the JSON content type of `POST /api/events` (415 otherwise).
 The limit is an ASGI middleware, so it holds for every route: a declared `Content-Length`
 over the limit is refused before a byte of the body is read, and a body sent without one
 (chunked) is counted as it arrives and refused the moment the count passes the limit.
-Either way the connection is closed after the 413 (the rest of the body is never read).
+Either way the connection is closed after the 413 (the rest of the body is never read),
+as it is after any answer given before its request's body was read (a 401 to a large
+upload): the server does not read on to keep the connection.
 """
 
 from __future__ import annotations
@@ -46,19 +48,25 @@ class BodyLimit:
             return
         received = 0
         started = False
+        unread = declared > 0 or _has_header(scope, b"transfer-encoding")
 
         async def counted() -> Message:
-            nonlocal received
+            nonlocal received, unread
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                unread = unread and bool(message.get("more_body", False))
                 if received > self.limit:
                     raise BodyTooLarge(self.limit)
             return message
 
         async def watched(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                if unread:  # refused before its body was read: do not read the rest either
+                    headers = [(k, v) for k, v in message.get("headers", []) if k != b"connection"]
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
             await send(message)
 
         try:
@@ -67,6 +75,10 @@ class BodyLimit:
             if started:
                 raise
             await _answer(send, 413, too_large(self.limit))
+
+
+def _has_header(scope: Scope, name: bytes) -> bool:
+    return any(key == name for key, _ in scope["headers"])
 
 
 def _content_length(scope: Scope) -> int | None:
