@@ -79,7 +79,7 @@ class Throttle:
         if entry is None:
             entry = self._addresses[address] = _Address(since=now)
             log.warning("%s (further wrong tokens from %s are summed up)", detail, address)
-            self._expire_later(address, self.window)
+            self._expire_later(address, entry, self.window)
         entry.unknown += 1
         full = len(self._addresses) > self.capacity
         if (entry.unknown >= self.limit or full) and entry.until <= now:
@@ -105,22 +105,21 @@ class Throttle:
                 entry.refused,
             )
 
-    def _expire_later(self, address: str, delay: float) -> None:
+    def _expire_later(self, address: str, entry: _Address, delay: float) -> None:
         """Write the window's summary when it ends, even if the address never comes back
         (without a running loop the next request from the address writes it)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        loop.call_later(delay, self._expire, address)
+        loop.call_later(delay, self._expire, address, entry)
 
-    def _expire(self, address: str) -> None:
-        entry = self._addresses.get(address)
-        if entry is None:
+    def _expire(self, address: str, entry: _Address) -> None:
+        if self._addresses.get(address) is not entry:  # summed up already
             return
         now = self._clock()
         if self._current(address, now) is not None:  # still throttled: look again then
-            self._expire_later(address, max(entry.until, entry.since + self.window) - now)
+            self._expire_later(address, entry, max(entry.until, entry.since + self.window) - now)
 
 
 def station_of(conn: HTTPConnection) -> Station:

@@ -4,6 +4,7 @@ refusal says, and what a body may not override in the journal's exports."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import time
@@ -337,3 +338,21 @@ def test_a_body_cannot_pass_for_the_station_in_the_journal_or_its_export(
     for key in ("journal", "verdict"):  # the keys the export adds cannot come in a body
         r = station.post({"type": "close_bets", key: {"seq": 99}}, "dealer")
         assert r.status_code == 422 and "reserved" in r.json()["detail"]
+
+
+def test_the_summary_is_written_when_the_window_ends_without_another_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    throttle = Throttle(limit=2, window=0.05)
+
+    async def attack_then_wait() -> None:
+        for _ in range(3):
+            throttle.unknown_token("10.0.0.7", "refused GET /api/state from 10.0.0.7")
+        assert throttle.retry_after("10.0.0.7") == 1
+        await asyncio.sleep(0.2)  # the address never comes back
+
+    caplog.set_level("INFO", logger="station.api")
+    asyncio.run(attack_then_wait())
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2 and "10.0.0.7: 3 tokens that are not valid" in messages[1]
+    assert throttle.retry_after("10.0.0.7") is None
