@@ -251,6 +251,12 @@ class ApiConfig(Section):
         description="make a token per role at start, print them, "
         "and forget them at exit (demo only)",
     )
+    allowed_origins: tuple[str, ...] = Field(
+        (),
+        strict=False,
+        description="web origins (scheme://host[:port]) besides the station's own whose "
+        "pages may open WS /api/live",
+    )
 
     @property
     def host(self) -> str:
@@ -264,6 +270,18 @@ class ApiConfig(Section):
     @classmethod
     def _bind(cls, value: str) -> str:
         return parse_bind(value)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _allowed_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            scheme, sep, rest = origin.partition("://")
+            if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
+                raise ValueError(
+                    f"{origin!r} is not an origin: write scheme://host[:port], e.g. "
+                    '"https://pit.example:8443" (http or https, no path)'
+                )
+        return value
 
     @field_validator("token_file")
     @classmethod
