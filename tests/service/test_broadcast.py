@@ -291,3 +291,30 @@ def test_under_a_plain_asgi_server_clients_get_every_row(tmp_path: Path) -> None
     assert [m["seq"] for m in got if m["type"] == "row"] == seqs
     assert seqs == list(range(hello["seq"] + 1, hello["seq"] + 6))
     assert [m["type"] for m in got] == ["row", "state"] * 5
+
+
+def test_a_failing_listener_is_closed_1011_and_the_others_get_the_row(live: Running) -> None:
+    """A bug in delivering to one client closes that client (1011: reconnect), not the
+    fan-out: the others still get every row."""
+    url = live.ws_url + f"?token={live.tokens['viewer']}"
+    station = live.station
+    with connect(url) as broken, connect(url) as other:
+        hello = json.loads(broken.recv())
+        json.loads(other.recv())
+        deadline = time.monotonic() + 5
+        while not all(s._wake is not None and s.deliver for s in station.subscribers):
+            assert time.monotonic() < deadline, "the handlers never went idle"
+            time.sleep(0.01)
+        first = next(iter(station.subscribers))  # `broken`'s: subscription order
+
+        def fail(batch: Broadcast) -> bool:
+            raise RuntimeError("a bug in delivering")
+
+        first.deliver = fail
+        seq = live.post({"type": "shoe"}).json()["seq"]
+        assert seq == hello["seq"] + 1
+        assert json.loads(other.recv(timeout=10))["seq"] == seq
+        with pytest.raises(ConnectionClosed) as closed:
+            broken.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
+        assert first not in station.subscribers
