@@ -1,8 +1,10 @@
 """`POST /api/events`: one event of the replay format in, its verdict out.
 
 The body is read as bytes and parsed here (strict JSON, like `station replay`: no NaN),
-then checked against request models generated from the event vocabulary
-(`station.core.events`), one per event type, a union discriminated by `type`. The
+then checked against the bounds every event keeps (`station.core.bounds`: nesting
+depth, string length, integers within 64 bits) and against request models generated
+from the event vocabulary (`station.core.events`), one per event type, a union
+discriminated by `type`. The
 models only check: the event journaled is the parsed body exactly as sent, extra keys
 included. Anything that is not a valid event is a 422 with a message that says what to
 send, and is not journaled; a valid event always gets 200 with its verdict, whatever the
@@ -20,8 +22,9 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from station.api.auth import check_role, identify, refuse, require_ready
+from station.core.bounds import problem
 from station.core.events import EVENT_TYPES, VOCABULARY, EventKind
-from station.live.service import NotReady
+from station.live.service import NotReady, Refused
 
 MAX_BODY = 64 * 1024
 RESERVED = ("journal", "verdict")  # keys `station journal export` adds to each line
@@ -88,6 +91,9 @@ def parse_event(body: bytes) -> dict[str, Any]:
         raise ValueError(f"the body is not valid JSON ({exc})") from None
     if not isinstance(event, dict):
         raise ValueError('the body must be one JSON object, e.g. {"type": "close_bets"}')
+    out_of_bounds = problem(event)  # before the models: depth, text, 64-bit numbers
+    if out_of_bounds is not None:
+        raise ValueError(out_of_bounds)
     try:
         EVENT_ADAPTER.validate_python(event)
     except ValidationError as exc:
@@ -129,6 +135,8 @@ async def post_event(request: Request) -> dict[str, Any]:
     try:
         row = await station.submit(event, "api", who.name)
     except NotReady as exc:
-        raise HTTPException(503, str(exc)) from None
+        raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+    except Refused as exc:  # cannot be stored: journaled as refused, not applied
+        raise refuse(request, 422, str(exc), who) from None
     assert row.verdict is not None
     return {"seq": row.seq, **row.verdict}
