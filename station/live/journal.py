@@ -389,37 +389,39 @@ class Journal:
 
     def check_file_or_reopen(self) -> None:
         """`check_file`, but if a file is back at the journal's path (the operator restored
-        it) and it holds exactly the rows this station committed, continue on it."""
+        it) and it ends with exactly the row this station committed last, continue on it.
+        It is first read as an immutable file (no lock, no WAL: the station's own WAL and
+        shared memory still belong to the deleted file), and only then opened to write."""
         try:
             self.check_file()
             return
         except JournalUnavailable:
             if not self.path.is_file() or self.path.stat().st_size == 0:
                 raise
-        try:
-            other = Journal(self.path, create=False)
-        except JournalError as exc:
-            raise JournalUnavailable(
-                f"the file now at {self.path} cannot be opened as this station's journal "
-                f"({exc}); restore the station's own journal there — {UNAVAILABLE_TAIL}"
-            ) from None
-        if (other.last_seq, other.last_hash) != (self.last_seq, self.last_hash):
-            other.close()
+        last = _last_row(self.path)
+        if last != (self.last_seq, self.last_hash):
+            ends = "cannot be read" if last is None else f"ends at row {last[0]}"
             raise JournalUnavailable(
                 f"the file now at {self.path} is not this station's journal as it was (it "
-                f"ends at row {other.last_seq}, this station committed up to row "
-                f"{self.last_seq}); restore the station's own journal there — "
-                f"{UNAVAILABLE_TAIL}"
+                f"{ends}; this station committed up to row {self.last_seq}); restore the "
+                f"station's own journal there — {UNAVAILABLE_TAIL}"
             )
-        old_db, old_head = self._db, self._head_fd
-        self._db, self._identity, self._head_fd = other._db, other._identity, None
-        other._head_fd = None
-        old_db.close()
-        if old_head is not None:
-            os.close(old_head)  # releases the writer's lock on the old anchor: take it anew
-        self._open_head()
-        assert self._head_fd is not None
-        fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if self._head_fd is not None:
+            os.close(self._head_fd)  # releases the writer's lock on the old anchor: take it anew
+            self._head_fd = None
+        try:
+            restored = Journal(self.path, create=False)
+            self._db, self._identity = restored._db, restored._identity
+            self._open_head()
+            assert self._head_fd is not None
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (JournalError, OSError) as exc:
+            raise JournalUnavailable(
+                f"the restored journal {self.path} cannot be opened to write ({exc}) — "
+                f"{UNAVAILABLE_TAIL}"
+            ) from None
         self._write_head(self.last_seq, self.last_hash)
         log.warning("the journal %s was restored; continuing on it", self.path)
 
@@ -607,6 +609,21 @@ class Journal:
             report.events = self.replay_into(table).events
         except JournalError as exc:
             report.problems.append(str(exc))
+
+
+def _last_row(path: Path) -> tuple[int, str] | None:
+    """The last row's (seq, hash) of the journal file at `path`, read as an immutable file
+    (no locks, no WAL), or None if it cannot be read."""
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+        try:
+            last = db.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return (last[0], last[1]) if last else (0, GENESIS)
 
 
 def _held_open(path: Path) -> str | None:
