@@ -427,14 +427,22 @@ class Journal:
 
     def resync(self) -> None:
         """Read the last committed row back from the file (after a failed commit, whose
-        outcome SQLite reports but an I/O error may blur)."""
+        outcome SQLite reports but an I/O error may blur). Fewer or other rows than this
+        station committed cannot be waited out: `JournalError` (the station stops)."""
         try:
             last = self._db.execute(
                 "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
             ).fetchone()
         except sqlite3.Error as exc:
             raise JournalUnavailable(self.unwritable(exc)) from exc
-        self.last_seq, self.last_hash = (last[0], last[1]) if last else (0, GENESIS)
+        seq, h = (last[0], last[1]) if last else (0, GENESIS)
+        if seq < self.last_seq or (seq == self.last_seq and h != self.last_hash):
+            raise JournalError(
+                f"{self.path}: the journal ends at row {seq}, but this station committed up "
+                f"to row {self.last_seq} (hash {self.last_hash[:12]}…); rows were removed or "
+                "changed: run `station journal verify` and restore it from a backup"
+            )
+        self.last_seq, self.last_hash = seq, h
 
     def _open_head(self) -> None:
         if self._head_fd is None:

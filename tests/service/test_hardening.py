@@ -291,6 +291,25 @@ def test_a_journal_that_cannot_be_written_is_waited_out(
     assert "ready, journal written again" in statuses[-1]
 
 
+def test_rows_lost_during_an_outage_stop_the_station(live: Running) -> None:
+    """What cannot be waited out: the journal came back without a row that was answered."""
+    station = live.station
+    for e in BURN:
+        live.post(e)
+    journal = station.journal
+    assert journal is not None
+    real = journal._db
+    journal._db = FailingDb(real, sqlite_error("disk I/O error", 10))  # type: ignore[assignment]
+    assert live.post({"type": "close_bets"}, "dealer").status_code == 503
+    with sqlite3.connect(station.config.journal.path) as other:
+        other.execute("DELETE FROM journal WHERE seq = (SELECT max(seq) FROM journal)")
+    journal._db = real
+    wait_for(lambda: station.fatal is not None)
+    assert station.fatal is not None and "rows were removed or changed" in station.fatal
+    health = httpx.get(f"{live.url}/api/health")
+    assert health.status_code == 503 and health.json()["status"] == "failed"
+
+
 def test_a_station_that_starts_on_a_journal_it_cannot_write_waits_too(tmp_path: Path) -> None:
     config, tokens = make_config(tmp_path, allow_rig=True)
     with serve(config, tokens) as first:
