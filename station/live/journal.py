@@ -19,6 +19,12 @@ Two kinds of rows:
   core's replay skips notices and `export` leaves them out, so an export is exactly the
   table's event stream, which `station replay` accepts line for line.
 
+When the journal cannot be written (disk full, read-only, an I/O error, the file deleted
+or replaced under the station: `check_file`), `append` raises `JournalUnavailable` with a
+message saying what to do; nothing of that commit is in the file, and the service waits
+it out (`probe`, `resync`, then it commits again). An event that cannot be stored as JSON
+at all is `Unstorable` (`event_text`), asked before the table decides it.
+
 The first row of every journal is the `journal created` notice with the table settings
 (id, decks, gated, cut_policy); the settings are hash-protected with the rest, and the
 service refuses to continue a journal under different settings.

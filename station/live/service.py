@@ -387,15 +387,18 @@ class Station:
                 self._journal_down(str(exc), [])
 
     async def _refuse_for(self, seconds: float) -> None:
+        """Refuse what is queued, for `seconds` (polled: a refusal needs no hurry, and a
+        `Queue.get` cancelled by a timeout could lose an item, and so an answer)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        while (left := deadline - loop.time()) > 0:
-            try:
-                item = await asyncio.wait_for(self._queue.get(), left)
-            except TimeoutError:
+        while True:
+            while not self._queue.empty():
+                assert self.unavailable is not None
+                self._refuse([self._queue.get_nowait()], self.unavailable)
+            left = deadline - loop.time()
+            if left <= 0:
                 return
-            assert self.unavailable is not None
-            self._refuse([item], self.unavailable)
+            await asyncio.sleep(min(left, 0.05))
 
     async def _recover(self) -> None:
         """Commit again if the disk lets us: the table is rebuilt from the journal first
