@@ -33,7 +33,6 @@ from drivers.sim.bot import SimReader
 from station.core.bounds import clip
 from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import EXPLANATIONS
 from station.live.config import StationConfig
 from station.live.journal import (
     Journal,
@@ -45,7 +44,7 @@ from station.live.journal import (
     notice,
     now_ts,
 )
-from station.live.signals import WebhookSender
+from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
 
@@ -203,7 +202,10 @@ class Station:
         )
         self.webhooks.start()
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
-        restart = await self._journal_restart()
+        # The restart row names the paytable in force from now on (the journal's record of
+        # what the game server settled on; a new row here would renumber every later one).
+        paytable = cfg.table.load_paytable().name
+        restart = await self._journal_restart({"type": "restart", "paytable": paytable})
         if (
             restart is not None
             and self.table.suspension is not None
@@ -218,12 +220,12 @@ class Station:
         if self.on_ready is not None:
             self.on_ready()
 
-    async def _journal_restart(self) -> Row | None:
+    async def _journal_restart(self, event: dict[str, Any]) -> Row | None:
         """Journal `restart`; None if the journal cannot be written already (the station
         still starts: the writer journals a `fault` once it can, which suspends the table
         just the same)."""
         try:
-            restart = await self.submit({"type": "restart"}, "station", "station")
+            restart = await self.submit(event, "station", "station")
         except NotReady:
             if self.unavailable is None:
                 raise
@@ -440,6 +442,7 @@ class Station:
         table = self.table
         pendings: list[Pending] = []
         changes: list[tuple[int, str]] = []  # (index in batch, "suspended" | "resumed")
+        signals: list[tuple[int, str, dict[str, Any]]] = []  # (index, type, fields)
         refusals: list[tuple[asyncio.Future[Row], str]] = []
         for i, item in enumerate(items):
             p = item.pending
@@ -449,12 +452,18 @@ class Station:
                 item, p, text = self._unstorable(item, str(exc), refusals)
                 items = [*items[:i], item, *items[i + 1 :]]
             if p.verdict is _DECIDE:
+                was_in_play = table.in_play
                 verdict, cleared, began = table.decide(p.event)
                 p = Pending(p.source, p.actor, p.event, verdict, p.ts, text)
                 if cleared:
                     changes.append((i, "resumed"))
                 if began:
                     changes.append((i, "suspended"))
+                # What the game server hears, read from the table as this event left it.
+                for what, fields in table_events(
+                    table, p.event, verdict, was_in_play, cleared, began
+                ):
+                    signals.append((i, what, fields))
             else:
                 p = Pending(p.source, p.actor, p.event, p.verdict, p.ts, text)
             pendings.append(p)
@@ -489,8 +498,8 @@ class Station:
         for sub in self.subscribers:
             for m in messages:
                 sub.put(m)
-        for i, what in changes:
-            self._signal(what, rows[i])
+        for i, what, fields in signals:
+            self._signal(what, rows[i], fields)
 
     def _unstorable(
         self, item: _Item, reason: str, refusals: list[tuple[asyncio.Future[Row], str]]
@@ -533,8 +542,13 @@ class Station:
 
     # -- signals out ---------------------------------------------------------------------
 
-    def _signal(self, what: str, row: Row) -> None:
+    def _signal(self, what: str, row: Row, fields: dict[str, Any] | None = None) -> None:
+        """Tell the game server (webhooks) and, on a suspension or resume, the shoe, once
+        `row` is committed. `fields`: the event's own fields, read from the table right
+        after the row's event (`signals.table_events`); None: from the table now."""
         table_id = self.config.table.id
+        if fields is None:  # a suspension announced again at start
+            fields = suspended_fields(self.table, (row.verdict or {}).get("error"))
         body: dict[str, Any] = {
             "id": f"{table_id}:{row.seq}:{what}",
             "type": what,
@@ -544,21 +558,17 @@ class Station:
             "event": row.event,
             "source": row.source,
             "actor": row.actor,
+            **fields,
         }
-        verdict = row.verdict or {}
-        if what == "suspended":
-            snap = self.snapshot
-            code = snap.suspension["code"] if snap.suspension else verdict.get("error")
-            body["code"] = code
-            body["explanation"] = EXPLANATIONS.get(str(code), "")
-            body["round"] = snap.round["number"] if snap.round else None
-        else:
-            body.update(voided_round=verdict.get("voided_round"))
+        if what in ("round_result", "round_voided", "shoe_started"):
+            body["paytable"] = self.config.table.load_paytable().name
         self.webhooks.send(body)
         if what == "suspended":
             data = self.config.stop_command
-        else:
+        elif what == "resumed":
             data = parse_bytes(self.config.signals.release_command)
+        else:
+            return
         if data and self.reader is not None:
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, self._send_to_shoe, self.reader, data)
