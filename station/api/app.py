@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from station.api import docs, events, health, history, live, odds, reads, web
+from station.api import docs, events, health, history, live, metrics, odds, reads, web
 from station.live.service import Station
 from station.live.tokens import TokenStore
 from station.version import station_version
@@ -44,6 +44,7 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.state.station = station
     app.state.tokens = tokens
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import orjson
@@ -35,6 +36,7 @@ from station.core.snapshot import TableSnapshot, take
 from station.core.table import EXPLANATIONS
 from station.live.config import StationConfig
 from station.live.journal import Journal, Pending, Row, notice
+from station.live.observe import Observer, StationCollector
 from station.live.signals import WebhookSender
 
 log = logging.getLogger("station.live.service")
@@ -53,6 +55,7 @@ class _Item:
     pending: Pending
     future: asyncio.Future[Row] | None = None
     bridged: bool = False  # sent by the reader thread (counted for `ReaderBridge.settled`)
+    queued: float = field(default_factory=perf_counter)  # for the verdict latency metric
 
 
 @dataclass(eq=False)
@@ -136,6 +139,16 @@ class Station:
         #: the station stops or fails: what `ReaderBridge.settled` waits on.
         self.published = threading.Condition()
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
+        #: Log lines and metrics of committed rows (`station.live.observe`).
+        self.observer = Observer(
+            config.table.id,
+            StationCollector(
+                self.reader_status if reader is not None else None,
+                lambda: len(self.subscribers),
+                self.webhooks.failures,
+                config.journal.path,
+            ),
+        )
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
@@ -149,6 +162,7 @@ class Station:
         """Open and replay the journal, journal `restart`, start the reader: then ready."""
         self._loop = asyncio.get_running_loop()
         cfg = self.config
+        self.observer.serve(cfg.api.metrics_address)
         journal = await self._on_disk(Journal, cfg.journal.path)
         self.journal = journal
         await self._on_disk(journal.start, cfg.table.id, self.table)
@@ -166,7 +180,6 @@ class Station:
         self.webhooks.start()
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         restart = await self.submit({"type": "restart"}, "station", "station")
-        log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
         if self.table.suspension is not None and self.suspended_since != restart.seq:
             # Suspended before the restart: notices still queued then died with the old
             # process, so say it again (the game server treats ids as idempotent).
@@ -202,6 +215,7 @@ class Station:
         if self.journal is not None:
             await self._on_disk(self.journal.close)
         self._disk.shutdown(wait=True)
+        self.observer.close()
 
     async def _drain(self) -> None:
         """Let the writer commit what is queued (bounded: a failed writer does not hang)."""
@@ -298,6 +312,7 @@ class Station:
             pendings.append(p)
         assert self.journal is not None
         rows = self.journal.append(pendings)  # durable when it returns (WAL, synchronous FULL)
+        done = perf_counter()
         # Committed: now publish, in journal order.
         suspended_at = {i for i, what in changes if what == "suspended"}
         resumed_at = {i for i, what in changes if what == "resumed"}
@@ -326,6 +341,7 @@ class Station:
                 sub.put(m)
         for i, what in changes:
             self._signal(what, rows[i])
+        self.observer.committed(items, rows, changes, done)  # log lines and metrics
 
     def _fail(self, message: str, items: list[_Item]) -> None:
         """The journal cannot take more: the table may be ahead of it, so stop serving."""
@@ -381,8 +397,7 @@ class Station:
         except Exception as exc:
             sent = False
             log.error("shoe command %r failed: %s", data, exc)
-        if not sent:
-            log.warning("shoe command %r not sent: the reader is not connected", data)
+        if not sent:  # journaled, then logged (a warning) by the observer
             loop = self._loop
             if loop is not None:
                 row = notice(

@@ -33,6 +33,8 @@ class WebhookSender:
         self._tasks: list[asyncio.Task[None]] = []
         self._client: httpx.AsyncClient | None = None
         self.delivered = 0
+        self.failed_attempts = 0  # POSTs that failed (each retried, or the last one)
+        self.given_up = 0  # notices not delivered after every attempt
 
     def start(self) -> None:
         if not self.config.webhooks:
@@ -42,6 +44,10 @@ class WebhookSender:
             q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
             self._queues[url] = q
             self._tasks.append(asyncio.create_task(self._deliver(url, q), name=f"webhook {url}"))
+
+    def failures(self) -> tuple[int, int]:
+        """(failed attempts, notices given up) so far: for the metrics."""
+        return self.failed_attempts, self.given_up
 
     def send(self, notice: dict[str, Any]) -> None:
         """Queue a notice for every URL (never blocks)."""
@@ -75,6 +81,7 @@ class WebhookSender:
                         self.delivered += 1
                         break
                     error = f"HTTP {response.status_code}"
+                self.failed_attempts += 1
                 log.warning(
                     "webhook %s: attempt %d of %d failed (%s)",
                     url,
@@ -83,12 +90,14 @@ class WebhookSender:
                     error,
                 )
             else:
-                log.error(
-                    "webhook %s: gave up on %s after %d attempts (%s)",
-                    url,
-                    notice.get("id"),
-                    cfg.webhook_attempts,
-                    error,
-                )
-                if self._give_up is not None:
+                self.given_up += 1
+                if self._give_up is not None:  # journaled, then logged as an error
                     self._give_up(url, notice, error)
+                else:
+                    log.error(
+                        "webhook %s: gave up on %s after %d attempts (%s)",
+                        url,
+                        notice.get("id"),
+                        cfg.webhook_attempts,
+                        error,
+                    )

@@ -15,6 +15,7 @@ from station.live.config import (
     ApiConfig,
     ConfigError,
     JournalConfig,
+    LogConfig,
     SignalsConfig,
     StationConfig,
     TableConfig,
@@ -252,6 +253,7 @@ def test_every_key_is_documented() -> None:
         ApiConfig,
         TokenEntry,
         SignalsConfig,
+        LogConfig,
         ReaderConfig,
         CameraSettings,
         PassageSettings,
@@ -271,6 +273,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "journal": JournalConfig,
     "api": ApiConfig,
     "signals": SignalsConfig,
+    "log": LogConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).
