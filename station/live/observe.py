@@ -186,7 +186,8 @@ class Observer:
             if i in began:
                 self._began(row, code, done)
             elif kind == "fault":
-                self._say(logging.WARNING, row, f"FAULT {self._why(code)}", code=code)
+                why = "" if code == "ok" else f" {self._why(code)}"  # ok: no shoe in play
+                self._say(logging.WARNING, row, f"FAULT{why}", code=code)
             elif code != "ok" and i not in cleared:
                 level = logging.INFO if code in REQUEST_REFUSALS else logging.WARNING
                 self._say(level, row, f"{kind} REFUSED {self._why(code)}", code=code)
