@@ -188,10 +188,14 @@ class Observer:
             elif kind == "fault":
                 why = "" if code == "ok" else f" {self._why(code)}"  # ok: no shoe in play
                 self._say(logging.WARNING, row, f"FAULT{why}", code=code)
+            elif kind == "restart":  # mid-shoe and suspended already: said, not refused
+                level = logging.INFO if code == "ok" else logging.WARNING
+                why = "" if code == "ok" else f" {self._why(code)}"
+                self._say(level, row, f"{self._acted(row, kind)}{why}", code=code)
             elif code != "ok" and i not in cleared:
                 level = logging.INFO if code in REQUEST_REFUSALS else logging.WARNING
                 self._say(level, row, f"{kind} REFUSED {self._why(code)}", code=code)
-            elif kind in ("resume", "void", "restart") and i not in cleared:
+            elif kind in ("resume", "void") and i not in cleared:
                 self._say(logging.INFO, row, self._acted(row, kind), code=code)
             if debug and verdict.get("result"):
                 self._result(row, verdict["result"])
