@@ -144,5 +144,6 @@ def configure(
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)  # to the root's handler, whatever uvicorn set
         logger.handlers.clear()
+        logger.setLevel(logging.NOTSET)  # the root's level (uvicorn.Config may set it again)
         logger.propagate = True
     return handler
