@@ -96,6 +96,18 @@ stop_command = "hex:13"
     assert config.api.port == 9000 and config.api.host == "0.0.0.0"
     assert config.api.tokens[0].role == "dealer"
     assert config.stop_command == b"\x13"
+    assert config.api.metrics_address is None and config.log.format == "text"
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [("9101", ("127.0.0.1", 9101)), ("0.0.0.0:9101", ("0.0.0.0", 9101)), ("[::1]:0", ("::1", 0))],
+)
+def test_metrics_bind_a_port_alone_is_on_localhost(
+    tmp_path: Path, value: str, address: tuple[str, int]
+) -> None:
+    config = load(write(tmp_path, f"[api]\nmetrics_bind = '{value}'\n[log]\nformat = 'json'"))
+    assert config.api.metrics_address == address and config.log.format == "json"
 
 
 @pytest.mark.parametrize(
@@ -216,6 +228,10 @@ stop_command = "hex:13"
             "[reader]\nreconnect_min = 5.0\nreconnect_max = 1.0",
             "[reader] reconnect_max: must be at least reconnect_min (5.0 s)",
         ),
+        ("[log]\nformat = 'xml'", "log.format: must be one of text, json, got 'xml'"),
+        ("[log]\nlevel = 'INFO'", "log.level: must be one of debug, info, warning, error"),
+        ("[api]\nmetrics_bind = '9101x'", "api.metrics_bind: expected HOST:PORT"),
+        ("[api]\nmetrics_bind = '70000'", "api.metrics_bind: expected HOST:PORT"),
         ("table = 3", "[table]: expected a table"),
         ("[table\n", "not valid TOML"),
     ],
