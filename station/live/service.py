@@ -5,8 +5,8 @@ and from the service itself (`restart` at start, `fault` when the reader crashes
 all go on one queue. A single task, the writer, takes them off in order, asks the core
 (`Table.apply`), commits the events and verdicts to the journal, and only then
 publishes: the API's answer (a future), the WebSocket broadcast, the new snapshot, the
-webhooks and the shoe's card stop; last, the log lines and metrics (`Observer`). Nothing else changes table state, so there are no
-locks and the journal order is the truth.
+webhooks and the shoe's card stop; last, the log lines and metrics (`Observer`). Nothing
+else changes table state, so there are no locks and the journal order is the truth.
 
 The writer takes every event already waiting and commits them in one transaction
 (group commit), so a burst costs one fsync. The commit runs on the event loop itself:
