@@ -20,6 +20,7 @@ from station.live.config import (
     StationConfig,
     TableConfig,
     TokenEntry,
+    WebhookConfig,
     load,
 )
 from station.live.tokens import read_token_file
@@ -140,7 +141,7 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
         ),
         (
             "[signals]\nwebhook = ['http://x']",
-            "signals.webhook: unknown key; the keys are webhooks",
+            "signals.webhook[0]: expected a [[signals.webhook]] table",
         ),
         ("[reader.sim]\nspeed = 2", "[reader.sim] speed: unknown key; the keys are seed"),
         (
@@ -289,6 +290,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "journal": JournalConfig,
     "api": ApiConfig,
     "signals": SignalsConfig,
+    "signals.webhook": WebhookConfig,
     "log": LogConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
