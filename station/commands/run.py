@@ -13,6 +13,7 @@ from station.commands.options import EXIT_USAGE
 
 DEMO_ROLES = ("viewer", "dealer", "supervisor")
 TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"]*")
+log = logging.getLogger("station.run")
 
 
 class HideTokens(logging.Filter):
@@ -39,7 +40,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--bind", metavar="HOST:PORT", default=None, help="listen here instead of [api] bind"
     )
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-level",
+        default=None,
+        choices=("debug", "info", "warning", "error"),
+        help="the least level logged (default: [log] level, info)",
+    )
     p.set_defaults(func=run)
 
 
@@ -51,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from drivers import create_reader
     from station.api import create_app
     from station.live.config import ConfigError, parse_bind
+    from station.live.logs import configure
     from station.live.sdnotify import Notifier
     from station.live.service import Station
     from station.live.tokens import TokenStore
@@ -66,9 +73,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"station run: --bind: {exc}", file=sys.stderr)
             return EXIT_USAGE
         config = config.model_copy(update={"api": api})
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    level = args.log_level or config.log.level
+    configure(config.log.format, level, filters=[HideTokens()])
+    json_log = config.log.format == "json"
+
+    def say(text: str, **fields: Any) -> None:
+        """A line for the operator at start: printed (text), or a log record (json)."""
+        if json_log:
+            log.info(text.strip(), extra=fields)
+        else:
+            print(text)
+
     try:
         tokens = TokenStore(api.tokens, api.token_file)
         reader = create_reader(config.reader) if config.reader is not None else None
@@ -77,23 +92,28 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     station = Station(config, reader)
     app = create_app(station, tokens)
-    print(
+    say(
         f"station: table {config.table.id}, journal {config.journal.path}, reader "
-        f"{reader.name if reader else 'none'}, dashboard http://{api.bind}/ (API docs /api/docs)"
+        f"{reader.name if reader else 'none'}, dashboard http://{api.bind}/ (API docs /api/docs)",
+        table=config.table.id,
+        journal=str(config.journal.path),
+        reader=reader.name if reader else None,
+        bind=api.bind,
     )
     if api.demo_tokens:
         roles = (*DEMO_ROLES, "rig") if api.allow_rig else DEMO_ROLES
-        print("demo tokens (valid until the station stops; send 'Authorization: Bearer TOKEN'):")
+        say("demo tokens (valid until the station stops; send 'Authorization: Bearer TOKEN'):")
         for role in roles:
-            print(f"  {role:<10} {tokens.add_memory(f'demo-{role}', role)}")
+            token = tokens.add_memory(f"demo-{role}", role)
+            say(f"  {role:<10} {token}", role=role, token=token)
     if api.public_read:
-        print("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
+        say("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
     sys.stdout.flush()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host=api.host, port=api.port, log_level=args.log_level, lifespan="on")
+    server = uvicorn.Server(  # its loggers write through the handler of `configure`
+        uvicorn.Config(
+            app, host=api.host, port=api.port, log_level=level, log_config=None, lifespan="on"
+        )
     )
-    for name in ("uvicorn.error", "uvicorn.access"):  # configured by uvicorn.Config above
-        logging.getLogger(name).addFilter(HideTokens())
 
     notifier = Notifier()
     keep_alive: list[asyncio.Task[None]] = []
@@ -116,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
         notifier.stopping()
         notifier.close()
     if station.fatal:
-        print(f"station run: {station.fatal}", file=sys.stderr)
+        if json_log:
+            log.critical("station run: %s", station.fatal, extra={"table": config.table.id})
+        else:
+            print(f"station run: {station.fatal}", file=sys.stderr)
         return 1
     return 0

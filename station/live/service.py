@@ -5,8 +5,8 @@ and from the service itself (`restart` at start, `fault` when the reader crashes
 all go on one queue. A single task, the writer, takes them off in order, asks the core
 (`Table.apply`), commits the events and verdicts to the journal, and only then
 publishes: the API's answer (a future), the WebSocket broadcast, the new snapshot, the
-webhooks and the shoe's card stop. Nothing else changes table state, so there are no
-locks and the journal order is the truth.
+webhooks and the shoe's card stop; last, the log lines and metrics (`Observer`). Nothing
+else changes table state, so there are no locks and the journal order is the truth.
 
 The writer takes every event already waiting and commits them in one transaction
 (group commit), so a burst costs one fsync. The commit runs on the event loop itself:
@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import orjson
@@ -44,6 +45,7 @@ from station.live.journal import (
     notice,
     now_ts,
 )
+from station.live.observe import Observer, StationCollector
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
@@ -82,6 +84,7 @@ class _Item:
     pending: Pending
     future: asyncio.Future[Row] | None = None
     bridged: bool = False  # sent by the reader thread (counted for `ReaderBridge.settled`)
+    queued: float = field(default_factory=perf_counter)  # for the verdict latency metric
 
 
 @dataclass(eq=False)
@@ -173,6 +176,16 @@ class Station:
         #: the station stops or fails: what `ReaderBridge.settled` waits on.
         self.published = threading.Condition()
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
+        #: Log lines and metrics of committed rows (`station.live.observe`).
+        self.observer = Observer(
+            config.table.id,
+            StationCollector(
+                self.reader_status if reader is not None else None,
+                lambda: len(self.subscribers),
+                self.webhooks.failures,
+                config.journal.path,
+            ),
+        )
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
@@ -186,6 +199,7 @@ class Station:
         """Open and replay the journal, journal `restart`, start the reader: then ready."""
         self._loop = asyncio.get_running_loop()
         cfg = self.config
+        self.observer.serve(cfg.api.metrics_address)
         journal = await self._on_disk(Journal, cfg.journal.path)
         self.journal = journal
         await self._on_disk(journal.start, cfg.table.id, self.table)
@@ -258,6 +272,7 @@ class Station:
         if self.journal is not None:
             await self._on_disk(self.journal.close)
         self._disk.shutdown(wait=True)
+        self.observer.close()
 
     async def _drain(self) -> None:
         """Let the writer commit what is queued (bounded: a failed writer does not hang)."""
@@ -472,6 +487,7 @@ class Station:
         for future, message in refusals:  # the refusal is journaled: now say so
             if not future.done():
                 future.set_exception(Refused(message))
+        done = perf_counter()
         # Committed: now publish, in journal order.
         suspended_at = {i for i, what in changes if what == "suspended"}
         resumed_at = {i for i, what in changes if what == "resumed"}
@@ -500,6 +516,7 @@ class Station:
                 sub.put(m)
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
+        self.observer.committed(items, rows, changes, done)  # log lines and metrics
 
     def _unstorable(
         self, item: _Item, reason: str, refusals: list[tuple[asyncio.Future[Row], str]]
@@ -520,7 +537,7 @@ class Station:
                 )
             )
         log.error("%s from %s/%s refused: %s", what, p.source, p.actor, reason)
-        return _Item(row, None, item.bridged), row, event_text(row.event)
+        return _Item(row, None, item.bridged, item.queued), row, event_text(row.event)
 
     def _fail(self, message: str, items: list[_Item]) -> None:
         """Something that cannot recover (a bug in the writer, a journal that is not ours
@@ -579,8 +596,7 @@ class Station:
         except Exception as exc:
             sent = False
             log.error("shoe command %r failed: %s", data, exc)
-        if not sent:
-            log.warning("shoe command %r not sent: the reader is not connected", data)
+        if not sent:  # journaled, then logged (a warning) by the observer
             loop = self._loop
             if loop is not None:
                 row = notice(
