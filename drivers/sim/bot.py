@@ -94,13 +94,14 @@ class SimReader:
         self._timer: tuple[str, float] | None = None
         self._held: str | None = None  # a card drawn while the reader was down
         self._detail = "not started"
+        self._dropped = False  # a simulated reader outage, until the table resumes
         self.sent = 0
         self.stop_commands = 0
 
     # -- CardReader ----------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return {"driver": self.name, "connected": True, "detail": self._detail,
+        return {"driver": self.name, "connected": not self._dropped, "detail": self._detail,
                 "events": self.sent, "stop_commands": self.stop_commands}  # fmt: skip
 
     def send(self, data: bytes) -> bool:
@@ -135,6 +136,7 @@ class SimReader:
         if snap.suspension is not None:
             return self._supervise(sink, snap, now)
         self._watching = None
+        self._dropped = False  # someone resumed or voided: the reader is back
         s = self.settings
         due = snap.due
         if due == "shoe":
@@ -195,6 +197,7 @@ class SimReader:
             else:
                 self._held = card  # still in the shoe: dealt once the reader is back
                 self._detail = "the reader dropped off"
+                self._dropped = True  # as a real reader's status says, until it is back
                 self._emit(sink, ev.fault("sim: the reader dropped off"))
             return
         self._detail = f"dealt {card}"
@@ -224,6 +227,7 @@ class SimReader:
         else:
             event = ev.resume(actor=actor)
         self._unread = None
+        self._dropped = False  # the supervisor found the reader back
         self._emit(sink, event)
         return 0.0
 

@@ -248,6 +248,12 @@ class Station:
             return {"driver": getattr(self.reader, "name", "?"), "connected": False,
                     "detail": f"status failed: {exc}"}  # fmt: skip
 
+    def published_state(self) -> dict[str, Any]:
+        """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
+        reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
+        reader field is live after every commit, a reader notice included."""
+        return {**self.snapshot.to_dict(), "reader": self.reader_status()}
+
     def subscribe(self) -> Subscriber:
         sub = Subscriber()
         self.subscribers.add(sub)
@@ -307,7 +313,7 @@ class Station:
             self.snapshot = snapshot
             self.reader_committed += bridged
             self.published.notify_all()
-        messages.append(orjson.dumps({"type": "state", "state": self.snapshot.to_dict()}))
+        messages.append(orjson.dumps({"type": "state", "state": self.published_state()}))
         for sub in self.subscribers:
             for m in messages:
                 sub.put(m)
