@@ -228,6 +228,7 @@ class SimReader:
             event = ev.resume(actor=actor)
         self._unread = None
         self._dropped = False  # the supervisor found the reader back
+        self._detail = f"the demo supervisor sent {event['type'].replace('_', ' ')}"
         self._emit(sink, event)
         return 0.0
 

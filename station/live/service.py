@@ -252,7 +252,9 @@ class Station:
         """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
         reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
         reader field is live after every commit, a reader notice included."""
-        return {**self.snapshot.to_dict(), "reader": self.reader_status()}
+        state = self.snapshot.to_dict()  # a fresh dict each time: ours to add to
+        state["reader"] = self.reader_status()
+        return state
 
     def subscribe(self) -> Subscriber:
         sub = Subscriber()
