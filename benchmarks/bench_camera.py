@@ -69,11 +69,14 @@ class Tally:
 
     def line(self, name: str) -> str:
         share = 100 * self.right / self.passages if self.passages else 0.0
-        wrong = f"{len(self.wrong)} wrong" + (f" ({', '.join(self.wrong[:6])})" if self.wrong
-                                              else "")  # fmt: skip
-        return (f"{name:<13} {self.passages:>4} passages: {share:6.2f}% right, "
-                f"{self.unreadable} unreadable, {wrong}, {self.doubles} doubles, "
-                f"{self.missed} missed")  # fmt: skip
+        wrong = f"{len(self.wrong)} wrong" + (
+            f" ({', '.join(self.wrong[:6])})" if self.wrong else ""
+        )
+        return (
+            f"{name:<13} {self.passages:>4} passages: {share:6.2f}% right, "
+            f"{self.unreadable} unreadable, {wrong}, {self.doubles} doubles, "
+            f"{self.missed} missed"
+        )
 
 
 def model_for(design: str, work: Path) -> RankSuitModel:
@@ -164,8 +167,10 @@ def main() -> None:
     latencies: list[float] = []
     for title, designs in groups:
         total = Tally()
-        print(f"designs the code was {title} ({decks} shuffled decks each, "
-              f"{ACCURACY_SCENE.width}x{ACCURACY_SCENE.height}):")  # fmt: skip
+        print(
+            f"designs the code was {title} ({decks} shuffled decks each, "
+            f"{ACCURACY_SCENE.width}x{ACCURACY_SCENE.height}):"
+        )
         for i, design in enumerate(designs):
             tally = score_clip(model_for(design, work), design, decks, seed=100 + i)
             print("  " + tally.line(design), flush=True)
@@ -175,13 +180,17 @@ def main() -> None:
     if latencies:
         ordered = sorted(latencies)
         p95 = ordered[int(0.95 * (len(ordered) - 1))]
-        print(f"latency from the card at rest to its reading: median "
-              f"{statistics.median(ordered):.0f} ms, 95th percentile {p95:.0f} ms, "
-              f"max {ordered[-1]:.0f} ms (30 fps clips)")  # fmt: skip
+        print(
+            f"latency from the card at rest to its reading: median "
+            f"{statistics.median(ordered):.0f} ms, 95th percentile {p95:.0f} ms, "
+            f"max {ordered[-1]:.0f} ms (30 fps clips)"
+        )
     idle_fps, total_fps, read_ms = speed()
-    print(f"1280x720 with a {SPEED_ROI[2]}x{SPEED_ROI[3]} region of interest, one core (CPU "
-          f"time): {idle_fps:.0f} fps watching, {total_fps:.0f} fps with video decoding and "
-          f"readings; one reading {read_ms:.1f} ms")  # fmt: skip
+    print(
+        f"1280x720 with a {SPEED_ROI[2]}x{SPEED_ROI[3]} region of interest, one core (CPU "
+        f"time): {idle_fps:.0f} fps watching, {total_fps:.0f} fps with video decoding and "
+        f"readings; one reading {read_ms:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

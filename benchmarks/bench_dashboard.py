@@ -102,8 +102,10 @@ def bench_station() -> None:
                 t0 = time.perf_counter()
                 login(page, live, "viewer")
                 page.wait_for_selector("#road-bead g.bead >> nth=69")
-                print(f"page: login to live with {ROUNDS} rounds of roads drawn: "
-                      f"{(time.perf_counter() - t0) * 1000:.0f} ms")  # fmt: skip
+                print(
+                    f"page: login to live with {ROUNDS} rounds of roads drawn: "
+                    f"{(time.perf_counter() - t0) * 1000:.0f} ms"
+                )
                 rig = live.headers("rig")["Authorization"]
                 shown = []  # distinct codes still in the shoe: each new face is found by code
                 left = live.station.table.remaining()
@@ -117,8 +119,10 @@ def bench_station() -> None:
                     side = "player" if verdict["role"][0] == "P" else "banker"
                     page.wait_for_selector(f"#{side}-cards .card[data-card='{card}']")
                     shown.append(time.perf_counter() - t0)
-                print(f"card posted -> its face on the page: {_median_ms(shown)} (median of "
-                      f"{len(shown)}; the POST, its journal fsync and the WebSocket)")  # fmt: skip
+                print(
+                    f"card posted -> its face on the page: {_median_ms(shown)} (median of "
+                    f"{len(shown)}; the POST, its journal fsync and the WebSocket)"
+                )
                 browser.close()
 
 

@@ -51,7 +51,7 @@ gated = false
 driver = "serial"
 url = "{link}"
 [journal]
-path = "{tmp / 'journal.db'}"
+path = "{tmp / "journal.db"}"
 [api]
 bind = "127.0.0.1:{port}"
 public_read = true
@@ -59,10 +59,19 @@ tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}
 """)
         pty = PtyPort(link)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "station.cli", "run", "--config", str(config),
-             "--log-level", "warning"],
-            stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "station.cli",
+                "run",
+                "--config",
+                str(config),
+                "--log-level",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         url = f"http://127.0.0.1:{port}"
         client = httpx.Client(headers={"Authorization": f"Bearer {token}"})
         try:
@@ -135,12 +144,18 @@ def main() -> None:
     ms = [x * 1000 for x in latencies]
     p50 = statistics.median(ms)
     p99 = ms[int(len(ms) * 0.99) - 1]
-    print(f"pty frame -> serial driver -> writer -> journal commit -> WebSocket client, "
-          f"{len(ms)} cards:")
-    print(f"   p50 {p50:.2f} ms   p99 {p99:.2f} ms   max {ms[-1]:.2f} ms   "
-          f"(p99 must stay under 5 ms: {'ok' if p99 < 5 else 'OVER'})")
-    print(f"   of which pty -> serial driver -> writer queue: p50 {_pct(STAGES, 0.5):.2f} ms, "
-          f"p99 {_pct(STAGES, 0.99):.2f} ms; the rest is apply + commit + WebSocket")
+    print(
+        f"pty frame -> serial driver -> writer -> journal commit -> WebSocket client, "
+        f"{len(ms)} cards:"
+    )
+    print(
+        f"   p50 {p50:.2f} ms   p99 {p99:.2f} ms   max {ms[-1]:.2f} ms   "
+        f"(p99 must stay under 5 ms: {'ok' if p99 < 5 else 'OVER'})"
+    )
+    print(
+        f"   of which pty -> serial driver -> writer queue: p50 {_pct(STAGES, 0.5):.2f} ms, "
+        f"p99 {_pct(STAGES, 0.99):.2f} ms; the rest is apply + commit + WebSocket"
+    )
 
 
 if __name__ == "__main__":

@@ -91,8 +91,10 @@ def main() -> None:
         ms = sorted(latency(framing))
         p50 = statistics.median(ms)
         p99 = ms[int(len(ms) * 0.99) - 1]
-        print(f"{framing:>7} pty latency, last byte -> sink: p50 {p50:.3f} ms, "
-              f"p99 {p99:.3f} ms, max {ms[-1]:.3f} ms ({len(ms)} frames)")  # fmt: skip
+        print(
+            f"{framing:>7} pty latency, last byte -> sink: p50 {p50:.3f} ms, "
+            f"p99 {p99:.3f} ms, max {ms[-1]:.3f} ms ({len(ms)} frames)"
+        )
 
 
 if __name__ == "__main__":

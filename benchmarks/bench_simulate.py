@@ -37,8 +37,18 @@ def _in_process(faults: str | None) -> tuple[int, float]:
 
 def _command() -> tuple[int, float]:
     """Seconds for the whole `station simulate` process writing a ~128k-event stream."""
-    args = [sys.executable, "-m", "station.cli", "simulate", "--seed", "2026", "--shoes", "260",
-            "--faults", "all=0.004"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "station.cli",
+        "simulate",
+        "--seed",
+        "2026",
+        "--shoes",
+        "260",
+        "--faults",
+        "all=0.004",
+    ]
     best = float("inf")
     lines = 0
     for _ in range(RUNS):
@@ -52,11 +62,15 @@ def _command() -> tuple[int, float]:
 def main() -> None:
     for label, faults in (("fault-free", None), ("all=0.01", "all=0.01")):
         count, seconds = _in_process(faults)
-        print(f"simulate() + orjson, {label:10}: {count} events in {seconds:.3f} s "
-              f"({count / seconds:,.0f} events/s)")  # fmt: skip
+        print(
+            f"simulate() + orjson, {label:10}: {count} events in {seconds:.3f} s "
+            f"({count / seconds:,.0f} events/s)"
+        )
     lines, seconds = _command()
-    print(f"station simulate --shoes 260 (process): {lines} events in {seconds:.3f} s "
-          f"({lines / seconds:,.0f} events/s)")  # fmt: skip
+    print(
+        f"station simulate --shoes 260 (process): {lines} events in {seconds:.3f} s "
+        f"({lines / seconds:,.0f} events/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ cards that shows another count means the thresholds need a look.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import cv2
@@ -54,11 +53,13 @@ class ClipCheck:
 
     def lines(self) -> list[str]:
         s = self.settings
-        out = [f"{self.frames} frames of {self.frame_size[0]}x{self.frame_size[1]}: "
-               f"{self.passages} card passages",
-               f"level = {s.level}   (darkest-channel level of card stock, Otsu over the clip)",
-               f"presence = {s.presence}   motion = {s.motion}   (motion when nothing moves: "
-               f"{self.motion_floor:.4f})"]  # fmt: skip
+        out = [
+            f"{self.frames} frames of {self.frame_size[0]}x{self.frame_size[1]}: "
+            f"{self.passages} card passages",
+            f"level = {s.level}   (darkest-channel level of card stock, Otsu over the clip)",
+            f"presence = {s.presence}   motion = {s.motion}   (motion when nothing moves: "
+            f"{self.motion_floor:.4f})",
+        ]
         if self.roi is not None:
             out.append(f"roi = {list(self.roi)}   (where the cards came to rest, with a margin)")
         out.extend(f"note: {n}" for n in self.notes)
@@ -70,9 +71,13 @@ class ClipCheck:
 MEMORY_BUDGET = 1 << 30
 
 
-def check(source: str, roi: tuple[int, int, int, int] | None = None,
-          settings: PassageSettings | None = None, limit: int = 3000,
-          budget: int = MEMORY_BUDGET) -> ClipCheck:  # fmt: skip
+def check(
+    source: str,
+    roi: tuple[int, int, int, int] | None = None,
+    settings: PassageSettings | None = None,
+    limit: int = 3000,
+    budget: int = MEMORY_BUDGET,
+) -> ClipCheck:
     capture = open_source(source)
     clip: list[Image] = []
     kept, cut = 0, False
@@ -91,7 +96,7 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
     thumbs = np.concatenate([thumbnail(f) for f in clip])
     level, _ = cv2.threshold(thumbs, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     base = settings or PassageSettings()
-    tuned = dataclasses.replace(base, level=int(level))
+    tuned = base.model_copy(update={"level": int(level)})
     locator = _Locator()
     detector = PassageDetector(locator, tuned)
     passages, floor = 0, []
@@ -107,15 +112,21 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
     notes = []
     if cut:
         limit_mib = budget >> 20
-        notes.append(f"only the first {len(clip)} frames were checked (frames kept are "
-                     f"limited to {limit_mib} MiB): give a --roi, or a shorter clip")  # fmt: skip
+        notes.append(
+            f"only the first {len(clip)} frames were checked (frames kept are "
+            f"limited to {limit_mib} MiB): give a --roi, or a shorter clip"
+        )
     motion_floor = float(np.percentile(floor, 95)) if floor else 0.0
     if motion_floor > tuned.motion / 2:
-        notes.append("the empty view flickers close to the motion threshold: raise `change` "
-                     "or `motion`, or steady the light")  # fmt: skip
+        notes.append(
+            "the empty view flickers close to the motion threshold: raise `change` "
+            "or `motion`, or steady the light"
+        )
     if level < 60:
-        notes.append("little contrast between the cards and the felt: more light, or a "
-                     "darker cloth under the camera")  # fmt: skip
+        notes.append(
+            "little contrast between the cards and the felt: more light, or a "
+            "darker cloth under the camera"
+        )
     suggestion = None
     if locator.boxes:
         boxes = np.array(locator.boxes)
@@ -128,8 +139,9 @@ def check(source: str, roi: tuple[int, int, int, int] | None = None,
         suggestion = (ox + left, oy + top, right - left, bottom - top)
     else:
         notes.append("no card came to rest in view: check the camera and the clip")
-    return ClipCheck(len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes,
-                     locator.first)  # fmt: skip
+    return ClipCheck(
+        len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes, locator.first
+    )
 
 
 def snapshot(result: ClipCheck, recogniser: Recogniser | None = None) -> Image:
@@ -142,19 +154,35 @@ def snapshot(result: ClipCheck, recogniser: Recogniser | None = None) -> Image:
     if result.roi is not None:
         x, y, w, h = result.roi
         cv2.rectangle(view, (x, y), (x + w, y + h), (0, 215, 255), 2)
-        cv2.putText(view, "roi", (x + 4, y + 18), cv2.FONT_HERSHEY_SIMPLEX, 0.55,
-                    (0, 215, 255), 1, cv2.LINE_AA)  # fmt: skip
+        cv2.putText(
+            view,
+            "roi",
+            (x + 4, y + 18),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.55,
+            (0, 215, 255),
+            1,
+            cv2.LINE_AA,
+        )
     cv2.polylines(view, [quad.astype(np.int32)], True, (255, 120, 0), 2, cv2.LINE_AA)
     cv2.circle(view, tuple(int(v) for v in quad[0]), 5, (0, 0, 255), -1)
     height = view.shape[0]
     card_w = round(height * 0.45 / aspect(quad))
     straight = straighten(frame, quad, (card_w, round(height * 0.45)))
     panel = np.full((height, card_w + 20, 3), 30, np.uint8)
-    panel[10:10 + straight.shape[0], 10:10 + card_w] = straight
+    panel[10 : 10 + straight.shape[0], 10 : 10 + card_w] = straight
     label = "straightened"
     if recogniser is not None:
         reading = recogniser.read(frame)
         label = f"{reading.card or 'unreadable'} {reading.confidence:.2f}"
-    cv2.putText(panel, label, (10, straight.shape[0] + 35), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
-                (255, 255, 255), 1, cv2.LINE_AA)  # fmt: skip
+    cv2.putText(
+        panel,
+        label,
+        (10, straight.shape[0] + 35),
+        cv2.FONT_HERSHEY_SIMPLEX,
+        0.6,
+        (255, 255, 255),
+        1,
+        cv2.LINE_AA,
+    )
     return np.hstack([view, panel])

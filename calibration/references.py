@@ -30,8 +30,9 @@ def labelled_photos(directory: str | Path) -> list[tuple[str, Path]]:
         stem = path.stem.replace("_", "-").split("-")[0]
         card = parse_card(stem)
         if card is None:
-            raise PhotoError(f"{path}: {stem!r} is not a card code (name photos AS.png, "
-                             "TD.png, 10H.jpg ...)")  # fmt: skip
+            raise PhotoError(
+                f"{path}: {stem!r} is not a card code (name photos AS.png, TD.png, 10H.jpg ...)"
+            )
         found.append((card, path))
     if not found:
         raise PhotoError(f"{root} has no photos ({', '.join(SUFFIXES)})")

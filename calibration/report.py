@@ -26,12 +26,16 @@ class Report:
         return self.right / self.total if self.total else 0.0
 
     def lines(self) -> list[str]:
-        out = [f"{self.total} photos: {self.right} right ({100 * self.accuracy:.1f}%), "
-               f"{self.unreadable} unreadable, {len(self.wrong)} wrong"]  # fmt: skip
+        out = [
+            f"{self.total} photos: {self.right} right ({100 * self.accuracy:.1f}%), "
+            f"{self.unreadable} unreadable, {len(self.wrong)} wrong"
+        ]
         if self.confidences:
             low = sorted(self.confidences)
-            out.append(f"confidence of right readings: lowest {low[0]:.3f}, "
-                       f"median {low[len(low) // 2]:.3f}")  # fmt: skip
+            out.append(
+                f"confidence of right readings: lowest {low[0]:.3f}, "
+                f"median {low[len(low) // 2]:.3f}"
+            )
         for truth, read, confidence, name in self.wrong:
             out.append(f"WRONG {name}: {truth} read as {read} (confidence {confidence:.3f})")
         for title, labels, pick in (("rank", RANKS, 0), ("suit", SUITS, 1)):

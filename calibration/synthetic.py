@@ -64,15 +64,19 @@ def render_deck(design: str, card_width: int = 160) -> dict[str, Image]:
     """The 52 cards of `design` as BGRA images about `card_width` pixels wide."""
     sheet_path = DESIGN_DIR / f"{design}.svgz"
     if not sheet_path.exists():
-        raise SyntheticError(f"no card design {sheet_path}: run `apt-get install gnome-cards-data`"
-                             f" (installed designs: {', '.join(design_names()) or 'none'})")
+        raise SyntheticError(
+            f"no card design {sheet_path}: run `apt-get install gnome-cards-data`"
+            f" (installed designs: {', '.join(design_names()) or 'none'})"
+        )
     png = cache_dir() / f"sheet-{design}-{card_width}.png"
     if not png.exists():
         if shutil.which("rsvg-convert") is None:
             raise SyntheticError("rsvg-convert is missing: run `apt-get install librsvg2-bin`")
         tmp = png.with_suffix(f".{os.getpid()}.tmp.png")
-        subprocess.run(["rsvg-convert", "-w", str(13 * card_width), "-o", str(tmp),
-                        str(sheet_path)], check=True)  # fmt: skip
+        subprocess.run(
+            ["rsvg-convert", "-w", str(13 * card_width), "-o", str(tmp), str(sheet_path)],
+            check=True,
+        )
         tmp.replace(png)
     sheet = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
     if sheet is None or sheet.ndim != 3 or sheet.shape[2] != 4:
@@ -82,8 +86,10 @@ def render_deck(design: str, card_width: int = 160) -> dict[str, Image]:
     deck: dict[str, Image] = {}
     for r, suit in enumerate(SHEET_SUITS):
         for c, rank in enumerate(SHEET_RANKS):
-            cell = sheet[round(r * cell_h):round((r + 1) * cell_h),
-                         round(c * cell_w):round((c + 1) * cell_w)]  # fmt: skip
+            cell = sheet[
+                round(r * cell_h) : round((r + 1) * cell_h),
+                round(c * cell_w) : round((c + 1) * cell_w),
+            ]
             deck[rank + suit] = _trim(cell)
     return deck
 
@@ -91,7 +97,7 @@ def render_deck(design: str, card_width: int = 160) -> dict[str, Image]:
 def _trim(cell: Image) -> Image:
     """The card without the transparent margin around it in its grid cell."""
     ys, xs = np.nonzero(cell[:, :, 3] > 8)
-    return np.ascontiguousarray(cell[ys.min():ys.max() + 1, xs.min():xs.max() + 1])
+    return np.ascontiguousarray(cell[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1])
 
 
 @dataclass(frozen=True)
@@ -159,8 +165,9 @@ class Camera:
         dst = np.array([[t, 0], [w - t, 0], [w, h], [0, h]], np.float32)
         self.perspective = cv2.getPerspectiveTransform(src, dst)
 
-    def frame(self, card: Image | None, pose: tuple[float, float, float] = (0, 0, 0),
-              speed: float = 0.0) -> Image:
+    def frame(
+        self, card: Image | None, pose: tuple[float, float, float] = (0, 0, 0), speed: float = 0.0
+    ) -> Image:
         """One frame: `card` (BGRA) centred at pose (x, y, degrees) on the table plane,
         moving at `speed` pixels per frame (vertically, for the motion blur)."""
         s = self.scene
@@ -173,8 +180,12 @@ class Camera:
             rot[0, 2] += x - cw / 2
             rot[1, 2] += y - ch / 2
             place = self.perspective @ np.vstack([rot, [0, 0, 1]])
-            layer = cv2.warpPerspective(card, place, (s.width, s.height), flags=cv2.INTER_AREA
-                                        if scale < 0.7 else cv2.INTER_LINEAR)  # fmt: skip
+            layer = cv2.warpPerspective(
+                card,
+                place,
+                (s.width, s.height),
+                flags=cv2.INTER_AREA if scale < 0.7 else cv2.INTER_LINEAR,
+            )
             alpha: npt.NDArray[Any] = layer[:, :, 3:4].astype(np.float32) / 255.0
             paint: npt.NDArray[Any] = layer[:, :, :3].astype(np.float32) * alpha
             if s.motion_blur and speed >= 2:  # the card smears along its path, not the felt
@@ -196,17 +207,20 @@ class Camera:
 
     def rest_pose(self) -> tuple[float, float, float]:
         s = self.scene
-        return (s.width / 2 + self.rng.uniform(-s.jitter, s.jitter),
-                s.height / 2 + self.rng.uniform(-s.jitter, s.jitter),
-                self.rng.uniform(-s.turn, s.turn))  # fmt: skip
+        return (
+            s.width / 2 + self.rng.uniform(-s.jitter, s.jitter),
+            s.height / 2 + self.rng.uniform(-s.jitter, s.jitter),
+            self.rng.uniform(-s.turn, s.turn),
+        )
 
     def still(self, card: Image) -> Image:
         """A photo of `card` at rest (a calibration reference, or a labelled test photo)."""
         return self.frame(card, self.rest_pose())
 
 
-def film(scene: Scene, deck: dict[str, Image], cards: Sequence[str],
-         write: Callable[[Image], None]) -> list[Passage]:
+def film(
+    scene: Scene, deck: dict[str, Image], cards: Sequence[str], write: Callable[[Image], None]
+) -> list[Passage]:
     """Film `cards` one after another, handing each frame to `write`; the truth back."""
     camera = Camera(scene)
     s = scene
@@ -249,8 +263,13 @@ def film(scene: Scene, deck: dict[str, Image], cards: Sequence[str],
     return passages
 
 
-def make_clip(design: str, cards: Sequence[str], scene: Scene = Scene(),
-              directory: Path | None = None, render_width: int = 0) -> tuple[Path, list[Passage]]:
+def make_clip(
+    design: str,
+    cards: Sequence[str],
+    scene: Scene = Scene(),
+    directory: Path | None = None,
+    render_width: int = 0,
+) -> tuple[Path, list[Passage]]:
     """A video file of `cards` of `design` (cached by content); its passages."""
     directory = directory or cache_dir()
     digest = hashlib.sha1(f"{design}|{','.join(cards)}|{scene.key()}|{render_width}".encode())
@@ -261,8 +280,9 @@ def make_clip(design: str, cards: Sequence[str], scene: Scene = Scene(),
         return path, [Passage(**row) for row in rows]
     deck = render_deck(design, render_width or _render_width(scene))
     tmp = path.with_suffix(f".{os.getpid()}.tmp.avi")
-    writer = cv2.VideoWriter(str(tmp), cv2.VideoWriter.fourcc(*CLIP_FOURCC), scene.fps,
-                             (scene.width, scene.height))  # fmt: skip
+    writer = cv2.VideoWriter(
+        str(tmp), cv2.VideoWriter.fourcc(*CLIP_FOURCC), scene.fps, (scene.width, scene.height)
+    )
     if not writer.isOpened():
         raise SyntheticError(f"OpenCV cannot write {CLIP_FOURCC} video to {tmp}")
     try:
@@ -279,8 +299,13 @@ def _render_width(scene: Scene) -> int:
     return max(80, int(scene.card_width * 1.3))
 
 
-def write_stills(design: str, directory: Path, scene: Scene = Scene(),
-                 cards: Sequence[str] = ALL_CARDS, suffix: str = "") -> Path:
+def write_stills(
+    design: str,
+    directory: Path,
+    scene: Scene = Scene(),
+    cards: Sequence[str] = ALL_CARDS,
+    suffix: str = "",
+) -> Path:
     """One photo per card, named by card code (`AS.png`, or `AS{suffix}.png`): the
     reference photos of calibration, or a labelled set for `calibrate report`."""
     directory.mkdir(parents=True, exist_ok=True)

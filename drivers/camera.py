@@ -15,91 +15,18 @@ sequence that ends has simply ended: it is said in the journal and never replaye
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from drivers.base import ReaderSink
-from drivers.config import ConfigError, ReaderConfig
+from drivers.config import RECOGNISERS, CameraSettings, ConfigError, ReaderConfig
 from drivers.recognition import Recogniser
-from drivers.recognition.passage import PassageSettings
 from drivers.recognition.scanner import Scanner, event
-from drivers.recognition.source import SourceError, kind, open_source, parse_roi
+from drivers.recognition.source import SourceError, kind, open_source
 from drivers.reconnect import DeviceError, ReconnectingReader
 
-RECOGNISERS = ("rank-suit", "barcode")
-_PASSAGE_KEYS = {f.name: f for f in dataclasses.fields(PassageSettings)}
-
-
-@dataclass(frozen=True)
-class CameraSettings:
-    """`[reader.camera]`: where the frames come from and how cards are read."""
-
-    source: str
-    recogniser: str = "rank-suit"
-    model: str = ""
-    roi: tuple[int, int, int, int] | None = None
-    #: Overrides the model's own threshold (rank-suit only).
-    min_confidence: float | None = None
-    #: Play a video file at its own frame rate (as a camera would) instead of at once.
-    realtime: bool = False
-    passage: PassageSettings = dataclasses.field(default_factory=PassageSettings)
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> CameraSettings:
-        own = {"source", "recogniser", "model", "roi", "min_confidence", "realtime"}
-        allowed = ", ".join([*sorted(own), *_PASSAGE_KEYS])
-        kwargs: dict[str, Any] = {}
-        passage: dict[str, Any] = {}
-        for key, value in values.items():
-            where = f"[reader.camera] {key}"
-            if key in _PASSAGE_KEYS:
-                default = _PASSAGE_KEYS[key].default
-                if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                    raise ConfigError(f"{where}: expected a number of at least 0, got {value!r}")
-                if isinstance(default, int) and not isinstance(value, int):
-                    raise ConfigError(f"{where}: expected a whole number, got {value!r}")
-                passage[key] = value
-            elif key == "roi":
-                try:
-                    kwargs[key] = parse_roi(value, where)
-                except SourceError as exc:
-                    raise ConfigError(str(exc)) from None
-            elif key == "realtime":
-                if not isinstance(value, bool):
-                    raise ConfigError(f"{where}: expected true or false, got {value!r}")
-                kwargs[key] = value
-            elif key == "min_confidence":
-                if (
-                    isinstance(value, bool)
-                    or not isinstance(value, int | float)
-                    or not (0 <= value <= 1)
-                ):
-                    raise ConfigError(f"{where}: expected a number from 0 to 1, got {value!r}")
-                kwargs[key] = float(value)
-            elif key in own:
-                if isinstance(value, int) and not isinstance(value, bool) and key == "source":
-                    value = str(value)  # source = 0: the first camera
-                if not isinstance(value, str):
-                    raise ConfigError(f"{where}: expected a string, got {value!r}")
-                kwargs[key] = value
-            else:
-                raise ConfigError(f"{where}: unknown key; the keys are {allowed}")
-        if not kwargs.get("source"):
-            raise ConfigError("[reader.camera] source: required: a device index (0), a video "
-                              "file, an image pattern (frames/%04d.png) or a stream URL")
-        settings = cls(**kwargs, passage=PassageSettings(**passage))
-        if settings.recogniser not in RECOGNISERS:
-            raise ConfigError(f"[reader.camera] recogniser: {settings.recogniser!r} is not "
-                              f"allowed; choose one of {', '.join(RECOGNISERS)}")
-        if settings.recogniser == "rank-suit" and not settings.model:
-            raise ConfigError("[reader.camera] model: required for the rank-suit recogniser; "
-                              "make one with `station calibrate camera --reference DIR --out "
-                              "MODEL`")  # fmt: skip
-        return settings
+__all__ = ["RECOGNISERS", "CameraReader", "CameraSettings", "make_recogniser"]
 
 
 def make_recogniser(settings: CameraSettings, codec: str) -> Recogniser:
@@ -127,7 +54,13 @@ class CameraReader(ReconnectingReader[Any]):
 
     def __init__(self, config: ReaderConfig, settings: CameraSettings | None = None) -> None:
         self.config = config
-        self.settings = settings or CameraSettings.from_mapping(config.options.get("camera", {}))
+        settings = settings if settings is not None else config.camera
+        if settings is None:
+            raise ConfigError(
+                "[reader.camera]: required: the camera driver reads its "
+                "settings there (see config/example.toml)"
+            )
+        self.settings = settings
         self.recogniser = make_recogniser(self.settings, config.codec)
         super().__init__(config.reconnect_min, config.reconnect_max)
         self._scanner: Scanner | None = None
@@ -138,10 +71,16 @@ class CameraReader(ReconnectingReader[Any]):
 
     def status(self) -> dict[str, Any]:
         s = self.settings
-        return {"driver": self.name, **self._link_status(),
-                "source": s.source, "recogniser": s.recogniser, "frames": self.frames,
-                "passages": self.passages, "unreadable": self.unreadable,
-                "fps": round(self.fps, 1)}  # fmt: skip
+        return {
+            "driver": self.name,
+            **self._link_status(),
+            "source": s.source,
+            "recogniser": s.recogniser,
+            "frames": self.frames,
+            "passages": self.passages,
+            "unreadable": self.unreadable,
+            "fps": round(self.fps, 1),
+        }
 
     def send(self, data: bytes) -> bool:
         """A camera has no card stop to write to."""
@@ -190,8 +129,11 @@ class CameraReader(ReconnectingReader[Any]):
                 if not ends:
                     return "stopped delivering frames"
                 self._detail = f"{self.settings.source} ended after {self.frames} frames"
-                sink.notice(f"the video {self.settings.source} ended after {self.frames} "
-                            f"frames ({self.passages} cards)", frames=self.frames)  # fmt: skip
+                sink.notice(
+                    f"the video {self.settings.source} ended after {self.frames} "
+                    f"frames ({self.passages} cards)",
+                    frames=self.frames,
+                )
                 return None
             try:
                 passage = scanner.feed(frame, self.frames)

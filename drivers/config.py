@@ -1,18 +1,36 @@
-"""The `[reader]` table of the station's configuration, validated once at start-up.
+"""The `[reader]` table of the station's configuration: typed models, validated once.
 
 A typo in a port setting should stop the station with a message naming the key, not
-show up at the table as a stream of unreadable cards, so `from_mapping` refuses unknown
-keys and wrong types and says what is allowed. A sub-table named after a driver
-(`[reader.sim]`, `[reader.camera]`) holds that driver's own settings; its factory checks
-them.
+show up at the table as a stream of unreadable cards. Every key is a field of a frozen
+pydantic model with its default, its bounds and its meaning (`description`) in one
+place: `ReaderConfig` for `[reader]` (the serial settings and what every driver shares),
+`CameraSettings` for `[reader.camera]` (`PassageSettings`, the passage detector's
+thresholds, are keys of the same table) and `SimSettings` for `[reader.sim]`. Unknown
+keys are refused, types are strict (no "8" for 8, no 1 for true), and `describe` turns
+pydantic's errors into the project's messages: `[reader] baudrate: must be positive`.
+
+Relative paths (a `table:FILE` codec, the camera model, a camera source that is a file)
+are resolved against the folder given as the validation context `{"base": folder}`
+(the config file's folder: `station.live.config.load` passes it); without it they stay
+relative to the working directory.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from drivers.codecs import CodecError, make_codec
 from drivers.framing import FRAMINGS
@@ -20,65 +38,60 @@ from drivers.framing import FRAMINGS
 PARITIES = ("N", "E", "O", "M", "S")
 BYTESIZES = (5, 6, 7, 8)
 STOPBITS = (1, 1.5, 2)
+RECOGNISERS = ("rank-suit", "barcode")
+#: The fastest baud rate a serial adapter offers; more is a typo.
+MAX_BAUDRATE = 4_000_000
+#: Fewest cards behind the cut card that let a dealer always finish the shoe by the rules:
+#: the cut card can come out before the first burn card (up to 10 burns still due), and
+#: the round opened next is then the last one (up to 6 cards). (`drivers.sim.shoe` deals
+#: by it; it lives here because `[reader.sim] cut_depth` is bounded by it.)
+MIN_CUT_DEPTH = 16
+#: Cards left behind the cut card when nothing else is asked for.
+DEFAULT_CUT_DEPTH = MIN_CUT_DEPTH
+#: An hour: no wait, timeout or pace of the station is meant to be longer.
+HOUR = 3600.0
 
 
 class ConfigError(ValueError):
-    """A `[reader]` setting is wrong; the message names the key and what is allowed."""
+    """The config cannot be used; the message names the file, the key and what is allowed."""
 
 
-@dataclass(frozen=True)
-class ReaderConfig:
-    """Every `[reader]` key with its default. Byte-valued keys are already decoded."""
+class Problem(ValueError):
+    """Raised by a check that spans several keys: `key` is the one the message is about
+    (a path such as `("tokens", 1, "name")` for a key inside a list)."""
 
-    driver: str = "serial"
-    #: Any pyserial URL: a device, `socket://host:port`, `rfc2217://host:port`, `loop://`.
-    url: str = "/dev/baccarat-shoe"
-    baudrate: int = 9600
-    bytesize: int = 8
-    parity: str = "N"
-    stopbits: float = 1
-    xonxoff: bool = False
-    rtscts: bool = False
-    #: Lock the device (flock) so a second program cannot steal its bytes.
-    exclusive: bool = True
-    framing: str = "line"
-    prefix: bytes = b""
-    suffix: bytes = b""
-    codec: str = "text"
-    no_read: str = "NR"
-    cut_card: str = "CUT"
-    #: Longest payload in bytes; a longer line or frame is cut and reported unreadable.
-    max_frame: int = 64
-    #: Silence (seconds) after which a frame cut short, or noise, is reported.
-    frame_timeout: float = 0.5
-    #: Written to the shoe when the table suspends (shoes with a card stop); None: nothing.
-    stop_command: bytes | None = None
-    #: Reconnect backoff: first wait, doubled after each failed attempt up to the max.
-    reconnect_min: float = 0.5
-    reconnect_max: float = 10.0
-    #: Settings of other drivers, from sub-tables: `{"sim": {...}}`.
-    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def line_settings(self) -> str:
-        """`9600 8N1`: how people write serial settings."""
-        stop = int(self.stopbits) if self.stopbits == int(self.stopbits) else self.stopbits
-        return f"{self.baudrate} {self.bytesize}{self.parity}{stop}"
-
-    def serial_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for `serial.serial_for_url`."""
-        return {
-            "baudrate": self.baudrate,
-            "bytesize": self.bytesize,
-            "parity": self.parity,
-            "stopbits": self.stopbits,
-            "xonxoff": self.xonxoff,
-            "rtscts": self.rtscts,
-            "exclusive": self.exclusive,
-        }
+    def __init__(self, key: str | tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.key = key if isinstance(key, tuple) else (key,)
 
 
-_BYTE_KEYS = ("prefix", "suffix", "stop_command")
-_FIELDS = {f.name: f for f in dataclasses.fields(ReaderConfig) if f.name != "options"}
+class Section(BaseModel):
+    """A table of the config file: frozen, strict, every key known."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def bounds(unit: str = "", say: str = "") -> dict[str, Any]:
+    """`json_schema_extra` for a bounded number: the unit (`second`) and how the message
+    puts it (`expected a number`: "expected a number from 0 to 1" instead of "must be
+    at least 0 and at most 1")."""
+    return {"unit": unit, "say": say}
+
+
+def _resolve(path: str, info: ValidationInfo) -> str:
+    """`path` against the config file's folder (the validation context), if relative."""
+    base = (info.context or {}).get("base") if isinstance(info.context, Mapping) else None
+    if base is None or not path or Path(path).is_absolute():
+        return path
+    return os.path.normpath(Path(base) / path)
+
+
+def one_of(value: Any, allowed: Sequence[Any]) -> Any:
+    """`value` if it is allowed, else the error that lists the choices."""
+    if value not in allowed:
+        choices = ", ".join(f"{a:g}" if isinstance(a, float) else str(a) for a in allowed)
+        raise ValueError(f"{value!r} is not allowed; choose one of {choices}")
+    return value
 
 
 def parse_bytes(text: str) -> bytes:
@@ -101,96 +114,581 @@ def parse_bytes(text: str) -> bytes:
         raise ValueError(f"{text!r} has a bad backslash escape (use {escapes})") from None
 
 
-def from_mapping(mapping: Mapping[str, Any], table: str = "reader") -> ReaderConfig:
-    """A validated `ReaderConfig` from the `[reader]` table of the configuration file."""
-    from drivers import driver_names
-
-    drivers = driver_names()
-    values: dict[str, Any] = {}
-    options: dict[str, Mapping[str, Any]] = {}
-    for key, value in mapping.items():
-        where = f"[{table}] {key}"
-        if key in drivers and key != "serial" and isinstance(value, Mapping):
-            options[key] = dict(value)
-        elif key not in _FIELDS:
-            allowed = ", ".join([*_FIELDS, *(f"[{table}.{d}]" for d in drivers if d != "serial")])
-            raise ConfigError(f"{where}: unknown key; the keys are {allowed}")
-        else:
-            values[key] = _check(key, value, where)
-    config = ReaderConfig(**values, options=options)
-    _check_whole(config, table, drivers)
-    return config
-
-
-def _check(key: str, value: Any, where: str) -> Any:
-    default = _FIELDS[key].default
-    if key in _BYTE_KEYS:
-        if value is None and key == "stop_command":
-            return None
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string such as 'hex:13' or '\\x13'")
+def parse_roi(value: object, where: str) -> tuple[int, int, int, int] | None:
+    """`[x, y, width, height]` in pixels, `"x,y,w,h"`, or empty/None for the whole frame."""
+    if value is None or value == "" or value == [] or value == ():
+        return None
+    if isinstance(value, str):
+        parts: list[object] = [p.strip() for p in value.split(",")]
         try:
-            decoded = parse_bytes(value)
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        return decoded if decoded or key != "stop_command" else None
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            parts = [int(str(p)) for p in parts]
+        except ValueError:
+            parts = []
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        parts = []
+    if len(parts) != 4 or not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
+        raise ConfigError(f"{where}: expected [x, y, width, height] in pixels, got {value!r}")
+    x, y, w, h = (int(str(p)) for p in parts)
+    if x < 0 or y < 0 or w < 16 or h < 16:
+        raise ConfigError(
+            f"{where}: x and y must be >= 0 and the size at least 16 x 16, got {value!r}"
+        )
+    return (x, y, w, h)
+
+
+class PassageSettings(Section):
+    """The card-passage detector's thresholds (`drivers.recognition.passage`), keys of
+    `[reader.camera]`; found or checked by `station calibrate clip`."""
+
+    level: int = Field(
+        110,
+        ge=0,
+        le=255,
+        json_schema_extra=bounds(say="expected"),
+        description="darkest-channel level of card stock (0-255)",
+    )
+    presence: float = Field(
+        0.03,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of the region covered by card stock: a card is there",
+    )
+    motion: float = Field(
+        0.004,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of pixels changing by more than `change`: it moves",
+    )
+    change: int = Field(
+        24,
+        ge=0,
+        le=255,
+        json_schema_extra=bounds(say="expected"),
+        description="brightness change (0-255) that counts as a pixel moving",
+    )
+    stable_frames: int = Field(
+        1,
+        ge=0,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="still frames before a reading",
+    )
+    read_frames: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="tries at an unsure card before it is reported unreadable",
+    )
+    gone_frames: int = Field(
+        2,
+        ge=0,
+        le=1000,
+        json_schema_extra=bounds(say="expected"),
+        description="frames without the card before the next one counts",
+    )
+    edge: float = Field(
+        0.02,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="share of the region's edge the card may touch",
+    )
+
+
+SOURCE_HINT = "a device index (0), a video file, an image pattern (frames/%04d.png) or a stream URL"
+
+
+class CameraSettings(PassageSettings):
+    """`[reader.camera]`: where the frames come from and how cards are read (and the
+    passage detector's thresholds, inherited from `PassageSettings`)."""
+
+    source: str = Field(
+        description=f"{SOURCE_HINT}; a relative file is relative to the config file's folder",
+        json_schema_extra={"required": SOURCE_HINT},
+    )
+    recogniser: str = Field(
+        "rank-suit",
+        description='"rank-suit" or "barcode" (printed codes, decoded by [reader] codec)',
+    )
+    model: str = Field(
+        "",
+        description="the rank-suit model, made by `station calibrate "
+        "camera`; relative to the config file's folder",
+    )
+    roi: tuple[int, int, int, int] | None = Field(
+        None,
+        strict=False,
+        description="x, y, width, height of the region of interest; leave out for the whole frame",
+    )
+    min_confidence: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="below it a card is unreadable (default: the model's own threshold)",
+    )
+    realtime: bool = Field(
+        False,
+        description="play a video file at its own frame rate (as a "
+        "camera would) instead of at once",
+    )
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _source(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)  # source = 0: the first camera
+        if isinstance(value, str) and not value.isdigit() and "://" not in value:
+            return _resolve(value, info)  # a file or an image pattern
         return value
-    if isinstance(default, int) and key != "stopbits":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected a whole number, got {value!r}")
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str, info: ValidationInfo) -> str:
+        return _resolve(value, info)
+
+    @field_validator("roi", mode="before")
+    @classmethod
+    def _roi(cls, value: Any) -> Any:
+        try:
+            return parse_roi(value, "roi")
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix("roi: ")) from None
+
+    @field_validator("recogniser")
+    @classmethod
+    def _recogniser(cls, value: str) -> str:
+        return str(one_of(value, RECOGNISERS))
+
+    @model_validator(mode="after")
+    def _needs_a_model(self) -> CameraSettings:
+        if not self.source:
+            raise Problem("source", f"required: {SOURCE_HINT}")
+        if self.recogniser == "rank-suit" and not self.model:
+            raise Problem(
+                "model",
+                "required for the rank-suit recogniser; make one with "
+                "`station calibrate camera --reference DIR --out MODEL`",
+            )
+        return self
+
+    @property
+    def passage(self) -> PassageSettings:
+        """The passage detector's thresholds alone."""
+        return PassageSettings(**{k: getattr(self, k) for k in PassageSettings.model_fields})
+
+
+class SimSettings(Section):
+    """`[reader.sim]`: the demo's pace and mishaps (seconds, and a chance per card)."""
+
+    seed: int = Field(1, description="seed of the shuffles and the faults")
+    card_interval: float = Field(
+        1.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds between cards",
+    )
+    betting_time: float = Field(
+        4.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds betting stays open before the bot closes it",
+    )
+    shuffle_time: float = Field(
+        6.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="seconds between shoes",
+    )
+    fault_chance: float = Field(
+        0.02,
+        ge=0,
+        le=1,
+        json_schema_extra=bounds(say="expected"),
+        description="chance per card of an unreadable card or a reader drop-out",
+    )
+    supervisor_after: float = Field(
+        5.0,
+        ge=0,
+        le=HOUR,
+        json_schema_extra=bounds(say="expected"),
+        description="the demo supervisor resolves a suspension after this many seconds",
+    )
+    cut_depth: int = Field(
+        DEFAULT_CUT_DEPTH,
+        le=52 * 16,
+        json_schema_extra=bounds(say="expected"),
+        description="cards behind the cut card",
+    )
+
+    @field_validator("cut_depth")
+    @classmethod
+    def _cut_depth(cls, value: int) -> int:
+        if value < MIN_CUT_DEPTH:
+            raise ValueError(
+                f"at least {MIN_CUT_DEPTH} cards must stay behind the cut card "
+                f"(a round may follow it), got {value}"
+            )
         return value
-    if isinstance(default, float) or key == "stopbits":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    return value
 
 
-def _check_whole(config: ReaderConfig, table: str, drivers: tuple[str, ...]) -> None:
-    def fail(key: str, message: str) -> ConfigError:
-        return ConfigError(f"[{table}] {key}: {message}")
+class ReaderConfig(Section):
+    """`[reader]`: which driver reads the cards, and how the shoe talks (serial keys).
+    Byte-valued keys are already decoded."""
 
-    def one_of(key: str, allowed: tuple[Any, ...]) -> None:
-        value = getattr(config, key)
-        if value not in allowed:
-            choices = ", ".join(f"{a:g}" if isinstance(a, float) else str(a) for a in allowed)
-            raise fail(key, f"{value!r} is not allowed; choose one of {choices}")
+    #: Sub-tables of `[reader]`: each is a driver's own settings.
+    SUB_TABLES: ClassVar[tuple[str, ...]] = ("camera", "sim")
 
-    one_of("driver", drivers)
-    if config.baudrate < 1:
-        raise fail("baudrate", f"must be positive, e.g. 9600; got {config.baudrate}")
-    one_of("bytesize", BYTESIZES)
-    one_of("parity", PARITIES)
-    one_of("stopbits", STOPBITS)
-    one_of("framing", FRAMINGS)
-    if config.max_frame < 1:
-        raise fail("max_frame", f"must be at least 1 byte, got {config.max_frame}")
-    for key in ("frame_timeout", "reconnect_min"):
-        if getattr(config, key) <= 0:
-            raise fail(key, f"must be more than 0 seconds, got {getattr(config, key)}")
-    if config.reconnect_max < config.reconnect_min:
-        raise fail("reconnect_max", f"must be at least reconnect_min ({config.reconnect_min} s)")
-    if config.framing == "line":
-        for key in ("prefix", "suffix"):
-            if any(b in getattr(config, key) for b in b"\r\n"):
-                raise fail(key, "a line's prefix or suffix cannot hold CR or LF (they end lines)")
-    if not config.url:
-        raise fail("url", "give the port, e.g. /dev/baccarat-shoe or socket://host:port")
+    driver: str = Field(
+        "serial",
+        description='"serial" (a shoe on a serial port), "camera" '
+        '([reader.camera]) or "sim" (the demo\'s dealer '
+        "bot, [reader.sim])",
+    )
+    url: str = Field(
+        "/dev/baccarat-shoe",
+        description="any pyserial URL: a device, socket://host:port, rfc2217://host:port, loop://",
+    )
+    baudrate: int = Field(9600, description=f"bits per second (1 to {MAX_BAUDRATE})")
+    bytesize: int = Field(8, description="5, 6, 7 or 8")
+    parity: str = Field("N", description="N, E, O, M or S")
+    stopbits: float = Field(1, description="1, 1.5 or 2")
+    xonxoff: bool = Field(False, description="software flow control")
+    rtscts: bool = Field(False, description="hardware flow control")
+    exclusive: bool = Field(
+        True, description="lock the device (flock) so a second program cannot steal its bytes"
+    )
+    framing: str = Field(
+        "line", description='"line" (one read per line) or "stx-etx" (STX payload ETX frames)'
+    )
+    prefix: bytes = Field(
+        b"", description='bytes before each payload: text with \\xNN escapes, or "hex:02"'
+    )
+    suffix: bytes = Field(b"", description="bytes after each payload (as prefix)")
+    codec: str = Field(
+        "text",
+        description='how payloads map to cards: "text", '
+        '"suit-rank-4", "index52" or "table:FILE" (FILE '
+        "relative to the config file's folder)",
+    )
+    no_read: str = Field("NR", description="what the shoe sends for a card it could not read")
+    cut_card: str = Field("CUT", description="what the shoe sends for the cut card")
+    max_frame: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        json_schema_extra=bounds("byte"),
+        description="longest payload in bytes; a longer line or frame is "
+        "cut and reported unreadable",
+    )
+    frame_timeout: float = Field(
+        0.5,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="silence (s) after which a frame cut short, or noise, is reported",
+    )
+    stop_command: bytes | None = Field(
+        None,
+        description="written to the shoe when the table "
+        "suspends (shoes with a card stop); "
+        "[signals] stop_command wins",
+    )
+    reconnect_min: float = Field(
+        0.5,
+        gt=0,
+        le=HOUR,
+        json_schema_extra=bounds("second"),
+        description="reconnect backoff (s): the first wait, doubled after each failed attempt",
+    )
+    reconnect_max: float = Field(
+        10.0,
+        gt=0,
+        le=HOUR,
+        json_schema_extra=bounds("second"),
+        description="reconnect backoff (s): the longest wait",
+    )
+    camera: CameraSettings | None = Field(
+        None, description="[reader.camera]: the camera driver's settings"
+    )
+    sim: SimSettings = Field(
+        default_factory=SimSettings, description="[reader.sim]: the demo bot's settings"
+    )
+
+    @field_validator("driver")
+    @classmethod
+    def _driver(cls, value: str) -> str:
+        from drivers import driver_names
+
+        return str(one_of(value, driver_names()))
+
+    @field_validator("baudrate")
+    @classmethod
+    def _baudrate(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"must be positive, e.g. 9600; got {value}")
+        if value > MAX_BAUDRATE:
+            raise ValueError(f"must be at most {MAX_BAUDRATE}, e.g. 9600; got {value}")
+        return value
+
+    @field_validator("bytesize")
+    @classmethod
+    def _bytesize(cls, value: int) -> int:
+        return int(one_of(value, BYTESIZES))
+
+    @field_validator("parity")
+    @classmethod
+    def _parity(cls, value: str) -> str:
+        return str(one_of(value, PARITIES))
+
+    @field_validator("stopbits")
+    @classmethod
+    def _stopbits(cls, value: float) -> float:
+        return float(one_of(value, STOPBITS))
+
+    @field_validator("framing")
+    @classmethod
+    def _framing(cls, value: str) -> str:
+        return str(one_of(value, FRAMINGS))
+
+    @field_validator("prefix", "suffix", "stop_command", mode="before")
+    @classmethod
+    def _bytes(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bytes) or (value is None and info.field_name == "stop_command"):
+            return value
+        if not isinstance(value, str):
+            raise ValueError("expected a string such as 'hex:13' or '\\x13'")
+        decoded = parse_bytes(value)
+        return decoded if decoded or info.field_name != "stop_command" else None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value:
+            raise ValueError("give the port, e.g. /dev/baccarat-shoe or socket://host:port")
+        return value
+
+    @field_validator("codec")
+    @classmethod
+    def _codec(cls, value: str, info: ValidationInfo) -> str:
+        if value.startswith("table:"):
+            value = "table:" + _resolve(value.removeprefix("table:"), info)
+        try:
+            make_codec(value)
+        except CodecError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReaderConfig:
+        if self.driver == "camera" and self.camera is None:
+            raise Problem(
+                "camera",
+                "required: the camera driver reads its settings there (see config/example.toml)",
+            )
+        if self.reconnect_max < self.reconnect_min:
+            raise Problem(
+                "reconnect_max", f"must be at least reconnect_min ({self.reconnect_min} s)"
+            )
+        if self.framing == "line":
+            for key in ("prefix", "suffix"):
+                if any(b in getattr(self, key) for b in b"\r\n"):
+                    raise Problem(
+                        key, "a line's prefix or suffix cannot hold CR or LF (they end lines)"
+                    )
+        codec = make_codec(self.codec)
+        for key in ("no_read", "cut_card"):
+            token = getattr(self, key)
+            if not token.strip():
+                raise Problem(key, "cannot be empty (an empty line would then be a read)")
+            card = codec.decode(token)
+            if card is not None:
+                raise Problem(
+                    key, f"{token!r} reads as {card} with codec {self.codec!r}; pick another"
+                )
+        if self.no_read.strip() == self.cut_card.strip():
+            raise Problem("cut_card", f"must differ from no_read ({self.no_read!r})")
+        return self
+
+    def line_settings(self) -> str:
+        """`9600 8N1`: how people write serial settings."""
+        stop = int(self.stopbits) if self.stopbits == int(self.stopbits) else self.stopbits
+        return f"{self.baudrate} {self.bytesize}{self.parity}{stop}"
+
+    def serial_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for `serial.serial_for_url`."""
+        return {
+            "baudrate": self.baudrate,
+            "bytesize": self.bytesize,
+            "parity": self.parity,
+            "stopbits": self.stopbits,
+            "xonxoff": self.xonxoff,
+            "rtscts": self.rtscts,
+            "exclusive": self.exclusive,
+        }
+
+
+def from_mapping(mapping: Mapping[str, Any], base: Path | None = None) -> ReaderConfig:
+    """A validated `ReaderConfig` from the `[reader]` table of a configuration file
+    (relative paths against `base`, the file's folder); ConfigError names the key."""
     try:
-        codec = make_codec(config.codec)
-    except CodecError as exc:
-        raise fail("codec", str(exc)) from None
-    for key in ("no_read", "cut_card"):
-        token = getattr(config, key)
-        if not token.strip():
-            raise fail(key, "cannot be empty (an empty line would then be a read)")
-        card = codec.decode(token)
-        if card is not None:
-            raise fail(key, f"{token!r} reads as {card} with codec {config.codec!r}; pick another")
-    if config.no_read.strip() == config.cut_card.strip():
-        raise fail("cut_card", f"must differ from no_read ({config.no_read!r})")
+        return ReaderConfig.model_validate(mapping, context={"base": base})
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, ReaderConfig, ("reader",))) from None
+
+
+# --- pydantic's errors in the project's words --------------------------------------------
+
+
+def describe(
+    error: ValidationError, root: type[BaseModel], prefix: tuple[str, ...] = (), source: str = ""
+) -> str:
+    """Every problem of `error` (raised validating `root`, found at `prefix` in the file),
+    one a line, first first: `SOURCE: [reader] baudrate: must be positive, e.g. 9600; got 0`."""
+    lines = []
+    for problem in error.errors(include_url=False):
+        loc = (*prefix, *problem["loc"])
+        cause = (problem.get("ctx") or {}).get("error")
+        if isinstance(cause, Problem):
+            loc = (*loc, *cause.key)
+        model, field = _walk(root, prefix, loc)
+        message = _message(problem, model, field, loc)
+        lines.append(f"{source}: {message}" if source else message)
+    return "\n".join(lines)
+
+
+def where(loc: Sequence[str | int]) -> str:
+    """How a key is named in messages: `[reader] baudrate`, `[reader.camera] roi`,
+    `[table]`, `table.decks`, `api.tokens[0].role`."""
+    parts = list(loc)
+    if not parts:
+        return "config"
+    if parts[0] == "reader":
+        table = "reader"
+        if len(parts) > 1 and parts[1] in ReaderConfig.SUB_TABLES:
+            table, parts = f"reader.{parts[1]}", parts[1:]
+        key = _dotted(parts[1:])
+        return f"[{table}] {key}" if key else f"[{table}]"
+    if len(parts) == 1:
+        return f"[{parts[0]}]"
+    return _dotted(parts)
+
+
+def _dotted(parts: Sequence[str | int]) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _walk(
+    root: type[BaseModel], prefix: tuple[str, ...], loc: Sequence[str | int]
+) -> tuple[type[BaseModel] | None, Any]:
+    """The model that holds the key at `loc`, and that key's FieldInfo (None if the key is
+    unknown, or `loc` names a whole table)."""
+    model: type[BaseModel] = root
+    field = None
+    parts = loc[len(prefix) :]
+    for i, part in enumerate(parts):
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return model, None
+        inner = _models_in(field.annotation)
+        if inner and any(isinstance(p, str) for p in parts[i + 1 :]):
+            model, field = inner[0], None
+    return model, field
+
+
+def _keys(model: type[BaseModel] | None) -> str:
+    if model is None:
+        return ""
+    names = []
+    for name, field in model.model_fields.items():
+        if model is ReaderConfig and name in ReaderConfig.SUB_TABLES:
+            names.append(f"[reader.{name}]")
+        elif not field.exclude:
+            names.append(name)
+    return ", ".join(names)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _range(field: Any, kind: str) -> str:
+    """`more than 0 seconds and at most 60 seconds`, or (`say` = expected) `from 0 to 1`."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    unit, say = str(extra.get("unit", "")), str(extra.get("say", ""))
+    low = high = None
+    for m in field.metadata:
+        for attr, word in (("ge", "at least"), ("gt", "more than")):
+            if getattr(m, attr, None) is not None:
+                low = (word, getattr(m, attr))
+        if getattr(m, "le", None) is not None:
+            high = ("at most", m.le)
+
+    def put(word: str, value: float) -> str:
+        suffix = f" {unit}{'' if value == 1 else 's'}" if unit else ""
+        return f"{word} {_number(value)}{suffix}"
+
+    if say:
+        if low and high and low[0] == "at least":
+            return f"expected {kind} from {_number(low[1])} to {_number(high[1])}"
+        return f"expected {kind} of " + " and ".join(put(*b) for b in (low, high) if b)
+    return "must be " + " and ".join(put(*b) for b in (low, high) if b)
+
+
+def _message(
+    error: Any, model: type[BaseModel] | None, field: Any, loc: Sequence[str | int]
+) -> str:
+    kind, value = error["type"], error.get("input")
+    got = f", got {value!r}"
+    if kind == "extra_forbidden":
+        if len(loc) == 1:  # a key at the top of the file
+            return f"unknown section [{loc[0]}] (known: {_keys(model)})"
+        return f"{where(loc)}: unknown key; the keys are {_keys(model)}"
+    if kind == "value_error":
+        return f"{where(loc)}: {error['ctx']['error']}"
+    if kind == "missing":
+        extra = field.json_schema_extra if field is not None else None
+        hint = extra.get("required") if isinstance(extra, dict) else None
+        return f"{where(loc)}: required" + (f": {hint}" if hint else "")
+    words = {
+        "int_type": "expected a whole number",
+        "float_type": "expected a number",
+        "bool_type": "expected true or false",
+        "string_type": "expected a string",
+        "path_type": "expected a path string",
+        "tuple_type": "expected a list",
+        "list_type": "expected a list",
+    }
+    if kind in words:
+        return f"{where(loc)}: {words[kind]}{got}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        if len(loc) > 1 and loc[-2] == "tokens":
+            return f"{where(loc)}: expected a table like {{name = ..., role = ...}}{got}"
+        return f"{where(loc)}: expected a table of keys, got {type(value).__name__}"
+    if kind in ("greater_than", "greater_than_equal", "less_than_equal") and field is not None:
+        number = (
+            "a whole number"
+            if int in (field.annotation, *get_args(field.annotation))
+            else "a number"
+        )
+        return f"{where(loc)}: {_range(field, number)}{got}"
+    return f"{where(loc)}: {error['msg']}{got}"

@@ -114,16 +114,20 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
             except DeviceError as exc:
                 self._outage(sink, f"cannot open the {name}: {exc}")
                 self._detail = f"cannot open the {name}: {exc}; retrying in {self._delay:g} s"
-                self._retry(sink, stop, f"{name} not open; retrying in {self._delay:g} s",
-                            error=str(exc))  # fmt: skip
+                self._retry(
+                    sink, stop, f"{name} not open; retrying in {self._delay:g} s", error=str(exc)
+                )
                 continue
             with self._device_lock:
                 self._device = device
             self._detail = f"reading from the {name} ({self._describe()})"
             if not opened:
                 opened = True
-                sink.notice(f"{name} open ({self._describe()})",
-                            **self._identity(), settings=self._describe())  # fmt: skip
+                sink.notice(
+                    f"{name} open ({self._describe()})",
+                    **self._identity(),
+                    settings=self._describe(),
+                )
             try:
                 error = self._read(device, sink, stop)
             finally:
@@ -150,8 +154,11 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
         if self._worked:
             self.reconnects += 1
             downtime = round(self.clock() - self._down_since, 3)
-            sink.notice(f"reader reconnected to {self._device_name()} after {downtime:g} s",
-                        **self._identity(), downtime=downtime)  # fmt: skip
+            sink.notice(
+                f"reader reconnected to {self._device_name()} after {downtime:g} s",
+                **self._identity(),
+                downtime=downtime,
+            )
         self._worked = True
         self._down_since = None
         self._delay = self.reconnect_min
@@ -168,8 +175,7 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
             self._down_since = self.clock()
             self._fault(sink, detail)
 
-    def _retry(self, sink: ReaderSink, stop: threading.Event, message: str,
-               **details: Any) -> None:  # fmt: skip
+    def _retry(self, sink: ReaderSink, stop: threading.Event, message: str, **details: Any) -> None:
         """Journal the wait (at the longest wait, once a minute), wait, double the wait."""
         delay = self._delay
         at_longest = delay >= self.reconnect_max
@@ -183,5 +189,9 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
 
     def _link_status(self) -> dict[str, Any]:
         """The status fields every reader has, for its `status()`."""
-        return {"connected": self._device is not None, "detail": self._detail,
-                "faults": self.faults, "reconnects": self.reconnects}  # fmt: skip
+        return {
+            "connected": self._device is not None,
+            "detail": self._detail,
+            "faults": self.faults,
+            "reconnects": self.reconnects,
+        }

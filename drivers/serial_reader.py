@@ -48,9 +48,11 @@ class SerialReader(ReconnectingReader[serial.Serial]):
         config = self.config
         try:
             return serial.serial_for_url(
-                config.url, timeout=READ_TIMEOUT, write_timeout=WRITE_TIMEOUT,
+                config.url,
+                timeout=READ_TIMEOUT,
+                write_timeout=WRITE_TIMEOUT,
                 **config.serial_kwargs(),
-            )  # fmt: skip
+            )
         except (*PORT_ERRORS, ValueError) as exc:
             raise DeviceError(str(exc)) from exc
 
@@ -111,8 +113,11 @@ class SerialReader(ReconnectingReader[serial.Serial]):
         for frame in frames:
             event = self._decoder.event(frame)
             if event is None:
-                sink.notice("over-long line continued (already reported as unreadable)",
-                            raw=frame.raw.hex(), detail=frame.problem)  # fmt: skip
+                sink.notice(
+                    "over-long line continued (already reported as unreadable)",
+                    raw=frame.raw.hex(),
+                    detail=frame.problem,
+                )
                 continue
             self.frames += 1
             if event["type"] == "card" and event["card"] is None:

@@ -14,8 +14,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
-COMMANDS = ("replay", "simulate", "odds", "run", "journal", "token", "sim_shoe", "calibrate",
-            "scan")
+COMMANDS = (
+    "replay",
+    "simulate",
+    "odds",
+    "run",
+    "journal",
+    "token",
+    "sim_shoe",
+    "calibrate",
+    "scan",
+)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -79,8 +79,9 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def spawn_station(*args: str, env: dict[str, str] | None = None,
-                  **popen: Any) -> subprocess.Popen[Any]:  # fmt: skip
+def spawn_station(
+    *args: str, env: dict[str, str] | None = None, **popen: Any
+) -> subprocess.Popen[Any]:
     """`station ARGS` as a process of its own, importing this checkout (`PYTHONPATH`),
     with `env` added to this environment; `popen` goes to `subprocess.Popen`."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}

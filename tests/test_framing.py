@@ -114,8 +114,9 @@ def test_stx_etx_block_check_may_be_stx_or_etx() -> None:
     data = encode_frame("stx-etx", b"A@")
     assert data[-1] == STX
     assert [f.kind for f in feed_all("stx-etx", [data, encode_frame("stx-etx", b"KH")])] == [
-        "frame", "frame",
-    ]  # fmt: skip
+        "frame",
+        "frame",
+    ]
 
 
 def test_stx_etx_noise_between_frames_is_garbled_when_the_next_frame_starts() -> None:
@@ -154,9 +155,13 @@ def test_decoder_cards_cut_no_read_and_unknown_payloads() -> None:
     frames = feed_all("line", [b"AS\r\n10h\r\nCUT\r\nNR\r\nZZ\r\n\xff\r\n"])
     events = decode_all(frames)
     assert [(e["type"], e.get("card")) for e in events] == [
-        ("card", "AS"), ("card", "TH"), ("cut", None), ("card", None), ("card", None),
+        ("card", "AS"),
+        ("card", "TH"),
+        ("cut", None),
         ("card", None),
-    ]  # fmt: skip
+        ("card", None),
+        ("card", None),
+    ]
     assert events[0]["raw"] == b"AS".hex()
     assert "no-read (NR)" in events[3]["detail"]
     assert "'ZZ' is no card for codec text" in events[4]["detail"]
@@ -175,8 +180,10 @@ def test_decoder_custom_tokens_and_codec() -> None:
     frames = feed_all("stx-etx", [encode_frame("stx-etx", p) for p in (b"51", b"##", b"--")])
     events = decode_all(frames, codec="index52", no_read="--", cut_card="##")
     assert [(e["type"], e.get("card")) for e in events] == [
-        ("card", "KC"), ("cut", None), ("card", None),
-    ]  # fmt: skip
+        ("card", "KC"),
+        ("cut", None),
+        ("card", None),
+    ]
 
 
 # --- fuzzing -------------------------------------------------------------------------
@@ -217,8 +224,13 @@ def test_random_bytes_nothing_is_dropped_and_garbled_frames_are_unreadable_cards
             continue
         assert event is not None and event["raw"] == frame.raw.hex()
         if frame.kind == "garbled":
-            assert event == {"type": "card", "card": None, "raw": frame.raw.hex(),
-                             "detail": frame.problem, "actor": "reader"}  # fmt: skip
+            assert event == {
+                "type": "card",
+                "card": None,
+                "raw": frame.raw.hex(),
+                "detail": frame.problem,
+                "actor": "reader",
+            }
         else:
             assert event["type"] in ("card", "cut")
 

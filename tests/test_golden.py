@@ -33,8 +33,17 @@ UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 CASES: dict[str, tuple[list[str], list[str], set[str]]] = {
     "one-deck-gated": (["--seed", "1", "--decks", "1"], ["--decks", "1"], set()),
     "two-decks-ungated-last-round": (
-        ["--seed", "2", "--decks", "2", "--ungated", "--cut-policy", "last_round",
-         "--cut-depth", "0.25"],
+        [
+            "--seed",
+            "2",
+            "--decks",
+            "2",
+            "--ungated",
+            "--cut-policy",
+            "last_round",
+            "--cut-depth",
+            "0.25",
+        ],
         ["--decks", "2", "--ungated", "--cut-policy", "last_round"],
         set(),
     ),
@@ -48,7 +57,7 @@ CASES: dict[str, tuple[list[str], list[str], set[str]]] = {
         ["--decks", "2", "--ungated"],
         set(FAULTS) - GATED_ONLY,
     ),
-}  # fmt: skip
+}
 
 
 def station(*args: str, data: bytes = b"") -> bytes:

@@ -39,8 +39,14 @@ class FakeReader(ReconnectingReader[str]):
     """A scripted device: each open fails or not as `fail_opens` says (then it opens), and
     each successful open reads with the next of `reads`."""
 
-    def __init__(self, stop: FakeStop, fail_opens: list[bool], reads: list[Step],
-                 reconnect_min: float = 1.0, reconnect_max: float = 8.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        stop: FakeStop,
+        fail_opens: list[bool],
+        reads: list[Step],
+        reconnect_min: float = 1.0,
+        reconnect_max: float = 8.0,
+    ) -> None:
         super().__init__(reconnect_min, reconnect_max)
         self.clock = lambda: stop.now
         self.fail_opens = list(fail_opens)
@@ -121,12 +127,17 @@ def test_fails_to_open_twice_then_works_is_one_fault_with_a_doubling_wait() -> N
         ("shoe 7 not open; retrying in 1 s", {**NO_DEVICE, "retry_in": 1.0}),
         ("shoe 7 not open; retrying in 2 s", {**NO_DEVICE, "retry_in": 2.0}),
         ("shoe 7 open (fake)", {"shoe": 7, "settings": "fake"}),
-    ]  # fmt: skip
+    ]
     assert sink.events[0]["actor"] == "reader"
     assert stop.waits == [1.0, 2.0]
     # the first open after a failed start is not a reconnection: it never worked before
-    assert reader.status() == {"driver": "fake", "connected": False, "detail": "stopped",
-                               "faults": 1, "reconnects": 0}  # fmt: skip
+    assert reader.status() == {
+        "driver": "fake",
+        "connected": False,
+        "detail": "stopped",
+        "faults": 1,
+        "reconnects": 0,
+    }
     assert reader.closed == 1
 
 
@@ -142,7 +153,7 @@ def test_a_failure_mid_read_is_a_fault_then_a_reconnection_with_its_downtime() -
         # the reopen fails: the same outage, no second fault, the wait doubles
         ("shoe 7 not open; retrying in 2 s", {**NO_DEVICE, "retry_in": 2.0}),
         ("reader reconnected to shoe 7 after 3 s", {"shoe": 7, "downtime": 3.0}),
-    ]  # fmt: skip
+    ]
     assert stop.waits == [1.0, 2.0]
     status = reader.status()
     assert (status["faults"], status["reconnects"], status["detail"]) == (1, 1, "stopped")
@@ -150,13 +161,17 @@ def test_a_failure_mid_read_is_a_fault_then_a_reconnection_with_its_downtime() -
 
 def test_the_next_outage_starts_the_backoff_afresh() -> None:
     stop = FakeStop()
-    reader = FakeReader(stop, [False, True, True, False, False],
-                        [works_then_fails, works_then_fails, works_until_stopped])  # fmt: skip
+    reader = FakeReader(
+        stop,
+        [False, True, True, False, False],
+        [works_then_fails, works_then_fails, works_until_stopped],
+    )
     sink = run(reader, stop)
     assert stop.waits == [1.0, 2.0, 4.0, 1.0]
     assert [e["detail"] for e in sink.events if e["type"] == "fault"] == [
-        "shoe 7 lost: cable pulled", "shoe 7 lost: cable pulled",
-    ]  # fmt: skip
+        "shoe 7 lost: cable pulled",
+        "shoe 7 lost: cable pulled",
+    ]
     assert reader.status()["reconnects"] == 2
 
 
@@ -196,8 +211,13 @@ def test_stop_set_while_waiting_ends_the_run_without_another_attempt() -> None:
     assert stop.waits == [1.0]
     assert reader.fail_opens == [False]  # never tried again
     assert [m for m, _ in sink.notices] == ["shoe 7 not open; retrying in 1 s"]
-    assert reader.status() == {"driver": "fake", "connected": False, "detail": "stopped",
-                               "faults": 1, "reconnects": 0}  # fmt: skip
+    assert reader.status() == {
+        "driver": "fake",
+        "connected": False,
+        "detail": "stopped",
+        "faults": 1,
+        "reconnects": 0,
+    }
 
 
 def test_status_while_it_waits_says_why_and_for_how_long() -> None:

@@ -123,7 +123,8 @@ def test_in_process_runs_give_what_the_process_gives(args: list[str], data: byte
     """`run_station` (the tests' in-process runner) is the command as a user runs it:
     the same output bytes and exit status as `station ARGS` in a process of its own."""
     here = run_station(*args, stdin=data)
-    proc = spawn_station(*args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)  # fmt: skip
+    proc = spawn_station(
+        *args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     out, err = proc.communicate(data, timeout=60)
     assert (here.returncode, here.stdout, here.stderr) == (proc.returncode, out, err)

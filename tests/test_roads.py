@@ -27,8 +27,16 @@ def shoe(letters: str) -> list[dict[str, Any]]:
     names = {"B": "banker", "P": "player", "T": "tie"}
     out = []
     for i, ch in enumerate(letters.replace(" ", "")):
-        out.append({"round": i + 1, "winner": names[ch.upper()], "player_total": 0,
-                    "banker_total": 0, "player_pair": ch == "p", "banker_pair": ch == "b"})
+        out.append(
+            {
+                "round": i + 1,
+                "winner": names[ch.upper()],
+                "player_total": 0,
+                "banker_total": 0,
+                "player_pair": ch == "p",
+                "banker_pair": ch == "b",
+            }
+        )
     return out
 
 
@@ -69,14 +77,17 @@ def test_cockroach_pig_by_hand() -> None:
     assert derived_road([2, 3, 1, 2, 4], 3) == [R, R, R, R, U]
 
 
-@pytest.mark.parametrize(("lengths", "k", "first"), [
-    ([1, 2], 1, (1, 1)),       # big eye boy: second cell of column 1
-    ([1, 1, 1], 1, (2, 0)),    # ... or, column 1 having one cell, the first of column 2
-    ([1, 1, 2], 2, (2, 1)),    # small road: second cell of column 2
-    ([1, 1, 1, 1], 2, (3, 0)),
-    ([3, 1, 1, 2], 3, (3, 1)),  # cockroach pig: second cell of column 3
-    ([3, 1, 1, 1, 1], 3, (4, 0)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lengths", "k", "first"),
+    [
+        ([1, 2], 1, (1, 1)),  # big eye boy: second cell of column 1
+        ([1, 1, 1], 1, (2, 0)),  # ... or, column 1 having one cell, the first of column 2
+        ([1, 1, 2], 2, (2, 1)),  # small road: second cell of column 2
+        ([1, 1, 1, 1], 2, (3, 0)),
+        ([3, 1, 1, 2], 3, (3, 1)),  # cockroach pig: second cell of column 3
+        ([3, 1, 1, 1, 1], 3, (4, 0)),
+    ],
+)
 def test_derived_road_starts(lengths: list[int], k: int, first: tuple[int, int]) -> None:
     """A derived road's first mark is for the cell given by the rule, never earlier."""
     cells = [(c, r) for c, n in enumerate(lengths) for r in range(n)]
@@ -119,7 +130,10 @@ def test_ties_do_not_break_a_streak() -> None:
 def test_pairs_stay_on_their_cell() -> None:
     road = big_road(shoe("b P p"))
     assert [(c.banker_pair, c.player_pair) for col in road.columns for c in col] == [
-        (True, False), (False, False), (False, True)]  # fmt: skip
+        (True, False),
+        (False, False),
+        (False, True),
+    ]
 
 
 def test_long_streak_bends_only_in_the_drawing() -> None:
@@ -168,17 +182,34 @@ def test_predictions() -> None:
     # player: new column 5: col 4 (4) vs cols 3, 2, 1 (2, 1, 3) -> blue on all three
     assert ask["player"] == {"big_eye_boy": U, "small_road": U, "cockroach_pig": U}
     assert predictions(big_road([]))["banker"] == {
-        "big_eye_boy": None, "small_road": None, "cockroach_pig": None}  # fmt: skip
+        "big_eye_boy": None,
+        "small_road": None,
+        "cockroach_pig": None,
+    }
 
 
 def test_bead_plate_fills_columns_of_six() -> None:
     board = scoreboards(shoe("BPTBPTB"))
     plate = board["bead_plate"]
-    assert [(b["x"], b["y"]) for b in plate] == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4),
-                                                 (0, 5), (1, 0)]  # fmt: skip
+    assert [(b["x"], b["y"]) for b in plate] == [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, 4),
+        (0, 5),
+        (1, 0),
+    ]
     assert [b["winner"][0] for b in plate] == list("bptbptb")
-    assert board["counts"] == {"rounds": 7, "banker": 3, "player": 2, "tie": 2,
-                               "player_pair": 0, "banker_pair": 0, "natural": 0}  # fmt: skip
+    assert board["counts"] == {
+        "rounds": 7,
+        "banker": 3,
+        "player": 2,
+        "tie": 2,
+        "player_pair": 0,
+        "banker_pair": 0,
+        "natural": 0,
+    }
 
 
 def test_scoreboards_from_real_round_results() -> None:
@@ -202,8 +233,16 @@ def test_derived_road_drawing_uses_its_own_columns() -> None:
     beb = board["big_eye_boy"]
     # R | U U U U U | R | U | R  -> columns of 1, 5, 1, 1, 1
     assert [(c["x"], c["y"], c["colour"]) for c in beb] == [
-        (0, 0, R), (1, 0, U), (1, 1, U), (1, 2, U), (1, 3, U), (1, 4, U),
-        (2, 0, R), (3, 0, U), (4, 0, R)]  # fmt: skip
+        (0, 0, R),
+        (1, 0, U),
+        (1, 1, U),
+        (1, 2, U),
+        (1, 3, U),
+        (1, 4, U),
+        (2, 0, R),
+        (3, 0, U),
+        (4, 0, R),
+    ]
     assert [c["depth"] for c in board["big_road"]] == [0, 1, 0, 1, 2, 0, 0, 1, 0, 1, 2, 3]
 
 

@@ -23,25 +23,51 @@ def test_defaults_are_the_documented_ones() -> None:
     config = from_mapping({})
     assert config == ReaderConfig()
     assert (config.driver, config.url, config.baudrate, config.bytesize, config.parity) == (
-        "serial", "/dev/baccarat-shoe", 9600, 8, "N",
-    )  # fmt: skip
+        "serial",
+        "/dev/baccarat-shoe",
+        9600,
+        8,
+        "N",
+    )
     assert (config.stopbits, config.framing, config.prefix, config.suffix, config.codec) == (
-        1, "line", b"", b"", "text",
-    )  # fmt: skip
+        1,
+        "line",
+        b"",
+        b"",
+        "text",
+    )
     assert (config.no_read, config.cut_card, config.max_frame, config.stop_command) == (
-        "NR", "CUT", 64, None,
-    )  # fmt: skip
+        "NR",
+        "CUT",
+        64,
+        None,
+    )
     assert config.line_settings() == "9600 8N1"
 
 
 def test_every_key_is_read_and_byte_keys_are_decoded() -> None:
-    config = from_mapping({
-        "url": "socket://127.0.0.1:7000", "baudrate": 19200, "bytesize": 7, "parity": "E",
-        "stopbits": 2, "xonxoff": True, "exclusive": False, "framing": "stx-etx",
-        "prefix": "\\x1b", "suffix": "hex:0d 0d", "codec": "index52", "no_read": "??",
-        "cut_card": "99", "max_frame": 16, "frame_timeout": 1, "stop_command": "\\x13",
-        "reconnect_min": 0.1, "reconnect_max": 2,
-    })  # fmt: skip
+    config = from_mapping(
+        {
+            "url": "socket://127.0.0.1:7000",
+            "baudrate": 19200,
+            "bytesize": 7,
+            "parity": "E",
+            "stopbits": 2,
+            "xonxoff": True,
+            "exclusive": False,
+            "framing": "stx-etx",
+            "prefix": "\\x1b",
+            "suffix": "hex:0d 0d",
+            "codec": "index52",
+            "no_read": "??",
+            "cut_card": "99",
+            "max_frame": 16,
+            "frame_timeout": 1,
+            "stop_command": "\\x13",
+            "reconnect_min": 0.1,
+            "reconnect_max": 2,
+        }
+    )
     assert config.prefix == b"\x1b" and config.suffix == b"\r\r"
     assert config.stop_command == b"\x13"
     assert config.stopbits == 2.0 and config.frame_timeout == 1.0 and config.reconnect_max == 2.0
@@ -94,12 +120,16 @@ def test_parse_bytes_forms() -> None:
     assert from_mapping({"stop_command": ""}).stop_command is None
 
 
-def test_a_driver_sub_table_goes_to_that_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_registered_driver_may_be_chosen_and_sub_tables_are_typed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(drivers._REGISTRY, "fake", lambda config: SerialReader(config))
-    config = from_mapping({"driver": "fake", "fake": {"seed": 7}})
-    assert config.driver == "fake" and config.options == {"fake": {"seed": 7}}
-    with pytest.raises(ConfigError, match=r"the keys are .*\[reader.fake\]"):
-        from_mapping({"fakes": {"seed": 7}})
+    assert from_mapping({"driver": "fake"}).driver == "fake"
+    # A driver's settings are a typed sub-table of the model ([reader.sim], [reader.camera]):
+    config = from_mapping({"driver": "sim", "sim": {"seed": 7}})
+    assert config.sim.seed == 7 and config.camera is None
+    with pytest.raises(ConfigError, match=r"the keys are .*\[reader.camera\], \[reader.sim\]"):
+        from_mapping({"fake": {"seed": 7}})
 
 
 # --- registry ----------------------------------------------------------------------------

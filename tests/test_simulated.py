@@ -131,10 +131,15 @@ def test_a_fault_spec_names_rates_and_all_sets_every_detectable_fault() -> None:
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("bogus=0.1", "unknown fault 'bogus'"), ("unreadable", "not NAME=RATE"),
-     ("unreadable=2", "in 0..1"), ("foreign=x", "a number"), ("foreign=nan", "in 0..1"),
-     ("", "empty")],
-)  # fmt: skip
+    [
+        ("bogus=0.1", "unknown fault 'bogus'"),
+        ("unreadable", "not NAME=RATE"),
+        ("unreadable=2", "in 0..1"),
+        ("foreign=x", "a number"),
+        ("foreign=nan", "in 0..1"),
+        ("", "empty"),
+    ],
+)
 def test_a_bad_fault_spec_says_what_is_wrong_and_names_the_faults(spec: str, message: str) -> None:
     with pytest.raises(FaultSpecError, match=message) as info:
         parse_faults(spec)
@@ -154,14 +159,48 @@ def test_a_fault_no_ungated_table_can_detect_is_refused_when_ungated(fault: str)
 
 # Reveal AS (burn one), burn KD; round 1: player 9S+TH natural; round 2: banker 3H+5H natural;
 # round 3 and 4: more naturals.
-STACK = ["AS", "KD", "9S", "KC", "TH", "2C", "2H", "3H", "4H", "5H",
-         "8S", "QS", "JS", "QH", "9D", "2D", "TD", "KS", "7S", "7D"]  # fmt: skip
+STACK = [
+    "AS",
+    "KD",
+    "9S",
+    "KC",
+    "TH",
+    "2C",
+    "2H",
+    "3H",
+    "4H",
+    "5H",
+    "8S",
+    "QS",
+    "JS",
+    "QH",
+    "9D",
+    "2D",
+    "TD",
+    "KS",
+    "7S",
+    "7D",
+]
 
 
 def test_a_cut_between_rounds_makes_the_next_round_the_last() -> None:
     events = dealt(STACK, cut_depth=len(STACK) - 6)  # the cut card sits in front of 2H
-    assert words(events) == ["shoe", "AS", "KD", "close_bets", "9S", "KC", "TH", "2C",
-                             "close_bets", "cut", "2H", "3H", "4H", "5H"]  # fmt: skip
+    assert words(events) == [
+        "shoe",
+        "AS",
+        "KD",
+        "close_bets",
+        "9S",
+        "KC",
+        "TH",
+        "2C",
+        "close_bets",
+        "cut",
+        "2H",
+        "3H",
+        "4H",
+        "5H",
+    ]
     table, verdicts = run_table(events, decks=1)
     assert all(v["ok"] for v in verdicts)
     assert not table.in_play and [r["winner"] for r in table.results] == ["player", "banker"]
@@ -179,8 +218,20 @@ def test_a_cut_mid_round_ends_the_shoe_as_the_cut_policy_says(policy: str, round
 
 def test_an_ungated_dealer_never_closes_betting() -> None:
     events = dealt(STACK, cut_depth=len(STACK) - 6, gated=False)
-    assert words(events) == ["shoe", "AS", "KD", "9S", "KC", "TH", "2C",
-                             "cut", "2H", "3H", "4H", "5H"]  # fmt: skip
+    assert words(events) == [
+        "shoe",
+        "AS",
+        "KD",
+        "9S",
+        "KC",
+        "TH",
+        "2C",
+        "cut",
+        "2H",
+        "3H",
+        "4H",
+        "5H",
+    ]
     table, verdicts = run_table(events, decks=1, gated=False)
     assert all(v["ok"] for v in verdicts) and not table.in_play
 
@@ -188,8 +239,24 @@ def test_an_ungated_dealer_never_closes_betting() -> None:
 def test_the_dealer_draws_third_cards_by_the_tableau() -> None:
     # Player 2S+3S = 5 draws 4S (4 points); banker KH+6H = 6 draws on a P3 of 6 or 7 only.
     # Round 2: player KD+6D = 6 stands; banker 2D+3D = 5 draws (player stood) 9C.
-    stack = ["AS", "KC", "2S", "KH", "3S", "6H", "4S",
-             "KD", "2D", "6D", "3D", "9C", "8C", "8D", "9H", "QD"]  # fmt: skip
+    stack = [
+        "AS",
+        "KC",
+        "2S",
+        "KH",
+        "3S",
+        "6H",
+        "4S",
+        "KD",
+        "2D",
+        "6D",
+        "3D",
+        "9C",
+        "8C",
+        "8D",
+        "9H",
+        "QD",
+    ]
     events = dealt(stack, cut_depth=len(stack) - 7, gated=False)  # cut in front of KD
     hands = [e["card"] for e in events if e["type"] == "card"][2:]
     assert hands == ["2S", "KH", "3S", "6H", "4S", "KD", "2D", "6D", "3D", "9C"]
@@ -242,8 +309,13 @@ def test_faults_an_ungated_table_can_detect_are_flagged_there(fault: str) -> Non
 def test_an_unreadable_card_is_resumed_with_the_card_read_by_eye() -> None:
     events = faulty("unreadable", decks=1)
     first = events[1:3]
-    assert first[0] == {"type": "card", "card": None, "actor": "reader", "fault": "unreadable",
-                        "expect": "UNREADABLE_CARD"}  # fmt: skip
+    assert first[0] == {
+        "type": "card",
+        "card": None,
+        "actor": "reader",
+        "fault": "unreadable",
+        "expect": "UNREADABLE_CARD",
+    }
     assert first[1]["type"] == "resume" and first[1]["card"] in ALL_CARDS
     _, verdicts = run_table(events, decks=1)
     assert verdicts[2]["role"] == "burn_reveal"
@@ -294,8 +366,15 @@ def test_while_suspended_follows_another_fault_before_the_supervisor_acts() -> N
 
 
 def test_actors_name_who_did_what() -> None:
-    actors = {"card": "reader", "cut": "reader", "fault": "reader", "shoe": "dealer",
-              "close_bets": "dealer", "resume": "supervisor", "void": "supervisor"}  # fmt: skip
+    actors = {
+        "card": "reader",
+        "cut": "reader",
+        "fault": "reader",
+        "shoe": "dealer",
+        "close_bets": "dealer",
+        "resume": "supervisor",
+        "void": "supervisor",
+    }
     events = list(simulate(4, decks=2, shoes=3, faults={"all": 0.1}))
     assert {e["type"] for e in events} == set(actors)
     assert all(e["actor"] == actors[e["type"]] for e in events)
@@ -342,10 +421,22 @@ def test_the_command_writes_the_same_json_lines_for_the_same_arguments() -> None
 
 
 def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one() -> None:
-    sim = simulate_cli("--seed", "8", "--decks", "3", "--ungated", "--cut-policy", "last_round",
-                       "--cut-depth", "0.3", "--faults", "all=0.1")  # fmt: skip
-    out = run_station("replay", "--decks", "3", "--ungated", "--cut-policy", "last_round",
-                      stdin=sim.stdout)  # fmt: skip
+    sim = simulate_cli(
+        "--seed",
+        "8",
+        "--decks",
+        "3",
+        "--ungated",
+        "--cut-policy",
+        "last_round",
+        "--cut-depth",
+        "0.3",
+        "--faults",
+        "all=0.1",
+    )
+    out = run_station(
+        "replay", "--decks", "3", "--ungated", "--cut-policy", "last_round", stdin=sim.stdout
+    )
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in sim.stdout.splitlines()]
     rows = [json.loads(line) for line in out.stdout.splitlines()]
@@ -356,13 +447,15 @@ def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one() -
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--faults", "bogus=0.1"], "extra_third, missing_third"),
-     (["--faults", "all=1.5"], "0..1"),
-     (["--ungated", "--faults", "short_burn=0.1"], "ungated"),
-     (["--decks", "1", "--cut-depth", "52"], "between 16 and 51"),
-     (["--cut-depth", "deep"], "fraction"),
-     (["--shoes", "0"], "at least 1")],
-)  # fmt: skip
+    [
+        (["--faults", "bogus=0.1"], "extra_third, missing_third"),
+        (["--faults", "all=1.5"], "0..1"),
+        (["--ungated", "--faults", "short_burn=0.1"], "ungated"),
+        (["--decks", "1", "--cut-depth", "52"], "between 16 and 51"),
+        (["--cut-depth", "deep"], "fraction"),
+        (["--shoes", "0"], "at least 1"),
+    ],
+)
 def test_bad_arguments_exit_2_with_a_clear_message(args: list[str], message: str) -> None:
     out = simulate_cli(*args)
     assert out.returncode == 2
@@ -371,8 +464,7 @@ def test_bad_arguments_exit_2_with_a_clear_message(args: list[str], message: str
 
 
 def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
-    sim = spawn_station("simulate", "--shoes", "50", stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE)  # fmt: skip
+    sim = spawn_station("simulate", "--shoes", "50", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert sim.stdout is not None and sim.stderr is not None
     sim.stdout.readline()
     sim.stdout.close()

@@ -16,15 +16,18 @@ def actions_after(words: list[str], **options: object) -> tuple[str, ...]:
     return table.actions()
 
 
-@pytest.mark.parametrize(("words", "expected"), [
-    ([], ("shoe",)),
-    (["shoe"], ("end_shoe",)),  # the burn is due: betting cannot close yet
-    (BURNED, ("close_bets", "end_shoe")),
-    ([*BURNED, "close"], ("void", "end_shoe")),  # a round in progress
-    ([*BURNED, "close", "?"], ("resume", "void", "end_shoe")),  # suspended
-    ([*BURNED, "fault"], ("resume", "void", "end_shoe")),  # suspended between rounds
-    ([*BURNED, "end"], ("shoe",)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ([], ("shoe",)),
+        (["shoe"], ("end_shoe",)),  # the burn is due: betting cannot close yet
+        (BURNED, ("close_bets", "end_shoe")),
+        ([*BURNED, "close"], ("void", "end_shoe")),  # a round in progress
+        ([*BURNED, "close", "?"], ("resume", "void", "end_shoe")),  # suspended
+        ([*BURNED, "fault"], ("resume", "void", "end_shoe")),  # suspended between rounds
+        ([*BURNED, "end"], ("shoe",)),
+    ],
+)
 def test_the_actions_the_table_accepts_now(words: list[str], expected: tuple[str, ...]) -> None:
     assert actions_after(words) == expected
 
@@ -39,11 +42,17 @@ def test_the_actions_are_published_in_the_snapshot() -> None:
     assert take(table, 3, "t1", None).to_dict()["actions"] == ("close_bets", "end_shoe")
 
 
-@pytest.mark.parametrize("words", [[], ["shoe"], BURNED, [*BURNED, "close"],
-                                   [*BURNED, "close", "?"], [*BURNED, "fault"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "words", [[], ["shoe"], BURNED, [*BURNED, "close"], [*BURNED, "close", "?"], [*BURNED, "fault"]]
+)
 def test_the_table_accepts_every_action_it_offers(words: list[str]) -> None:
-    word = {"shoe": "shoe", "close_bets": "close", "resume": "resume", "void": "void",
-            "end_shoe": "end"}  # fmt: skip
+    word = {
+        "shoe": "shoe",
+        "close_bets": "close",
+        "resume": "resume",
+        "void": "void",
+        "end_shoe": "end",
+    }
     offered = actions_after(words)
     assert offered
     for kind in offered:

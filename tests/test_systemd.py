@@ -60,8 +60,12 @@ needs_analyze = pytest.mark.skipif(
 
 @needs_analyze
 def test_systemd_analyze_verify_finds_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(["systemd-analyze", "verify", str(local_unit(tmp_path))],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        ["systemd-analyze", "verify", str(local_unit(tmp_path))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     # verify exits 0 even for unknown keys and bad values: it only warns, so no output is
     # the pass mark.
     assert done.returncode == 0 and (done.stdout + done.stderr).strip() == "", done.stderr
@@ -71,8 +75,9 @@ def test_systemd_analyze_verify_finds_nothing(tmp_path: Path) -> None:
 def test_systemd_analyze_verify_does_catch_a_bad_key(tmp_path: Path) -> None:
     unit = local_unit(tmp_path)
     unit.write_text(unit.read_text().replace("Restart=on-failure", "Restart=sometimes"))
-    done = subprocess.run(["systemd-analyze", "verify", str(unit)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        ["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60
+    )
     assert "restart specifier" in done.stderr
 
 
@@ -80,9 +85,18 @@ def test_systemd_analyze_verify_does_catch_a_bad_key(tmp_path: Path) -> None:
 def test_hardening_exposure_is_ok(tmp_path: Path) -> None:
     """`systemd-analyze security` rates exposure 0 (locked down) to 10 (unsafe); 2.0 is
     well inside its "OK" band."""
-    done = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--threshold=20",
-                           str(local_unit(tmp_path))],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [
+            "systemd-analyze",
+            "security",
+            "--offline=yes",
+            "--threshold=20",
+            str(local_unit(tmp_path)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout[-800:] + done.stderr
     assert "Overall exposure level" in done.stdout
 
@@ -91,11 +105,16 @@ def test_unit_has_what_the_station_needs() -> None:
     keys = unit_keys()
     service = keys["Service"]
     expected = {
-        "Type": ["notify"], "NotifyAccess": ["main"], "Restart": ["on-failure"],
-        "StateDirectory": ["baccarat-station"], "SupplementaryGroups": ["dialout video"],
-        "ProtectSystem": ["strict"], "NoNewPrivileges": ["yes"], "User": ["baccarat"],
+        "Type": ["notify"],
+        "NotifyAccess": ["main"],
+        "Restart": ["on-failure"],
+        "StateDirectory": ["baccarat-station"],
+        "SupplementaryGroups": ["dialout video"],
+        "ProtectSystem": ["strict"],
+        "NoNewPrivileges": ["yes"],
+        "User": ["baccarat"],
         "WorkingDirectory": ["/var/lib/baccarat-station"],
-    }  # fmt: skip
+    }
     for key, values in expected.items():
         assert service.get(key) == values, key
     assert re.fullmatch(r"\d+s", service["WatchdogSec"][0])
@@ -124,8 +143,11 @@ UDEV_PAIR = re.compile(r'\s*([A-Z_]+)(\{[A-Za-z0-9_]+\})?\s*(==|!=|\+=|:=|=)\s*"
 
 
 def test_udev_rule_gives_the_shoe_a_stable_name() -> None:
-    rules = [line for line in RULES.read_text().splitlines()
-             if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+    rules = [
+        line
+        for line in RULES.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     assert rules, "no active rule"
     for rule in rules:
         pairs = [UDEV_PAIR.fullmatch(part) for part in rule.split(",")]

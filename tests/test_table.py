@@ -338,6 +338,7 @@ def test_table_options_are_checked() -> None:
 
 # -- the suspension's changes, as the table itself reports them (`Table.decide`) -----------
 
+
 def changes(steps: list[object], table: Table) -> list[str]:
     """What each event did to the suspension: "began", "cleared", "cleared began" or "".
     A step is a tests.tablekit word or, if not a string, the raw event itself."""
@@ -360,8 +361,7 @@ TO_ERROR = {
     "STATION_RESTART": [*BURNED, "restart"],
 }
 #: Every way out of a suspension, and what the table reports for it.
-WAYS_OUT = {"resume": "cleared", "resume:?": "cleared began", "void": "cleared",
-            "end": "cleared"}  # fmt: skip
+WAYS_OUT = {"resume": "cleared", "resume:?": "cleared began", "void": "cleared", "end": "cleared"}
 
 
 @pytest.mark.parametrize("way_out", WAYS_OUT)
@@ -374,11 +374,25 @@ def test_the_table_says_when_a_suspension_begins_and_when_it_is_cleared(
     assert changes(list(steps), table) == [""] * (len(steps) - 1) + ["began"]
     assert table.suspension is not None and table.suspension.code == code
     # Every later error, and every rejection, while suspended: the same suspension.
-    later: list[object] = ["8H", "?", "fault", "restart", "close", "shoe",
-                           None, {"type": "nope"}, {"type": "card"}, "cut"]  # fmt: skip
+    later: list[object] = [
+        "8H",
+        "?",
+        "fault",
+        "restart",
+        "close",
+        "shoe",
+        None,
+        {"type": "nope"},
+        {"type": "card"},
+        "cut",
+    ]
     assert changes(later, table) == [""] * len(later)
     assert [c for c, _ in table.suspension.later] == [
-        "CARD_WHILE_SUSPENDED", "UNREADABLE_CARD", "SCANNER_FAULT", "STATION_RESTART"]
+        "CARD_WHILE_SUSPENDED",
+        "UNREADABLE_CARD",
+        "SCANNER_FAULT",
+        "STATION_RESTART",
+    ]
     assert changes([way_out], table) == [WAYS_OUT[way_out]]
     assert (table.suspension is not None) == WAYS_OUT[way_out].endswith("began")
     if table.suspension is not None:  # a resume whose card is unreadable: a new one began
@@ -396,11 +410,33 @@ def test_a_resume_with_a_bad_card_clears_one_suspension_and_begins_the_next() ->
 
 def test_rejections_and_quiet_events_never_begin_or_clear_a_suspension() -> None:
     table = Table()
-    idle: list[object] = ["close", "AS", "end", "resume", "void", "fault", "restart", "cut",
-                          None, {"type": "nope"}]  # fmt: skip
+    idle: list[object] = [
+        "close",
+        "AS",
+        "end",
+        "resume",
+        "void",
+        "fault",
+        "restart",
+        "cut",
+        None,
+        {"type": "nope"},
+    ]
     assert changes(idle, table) == [""] * len(idle)
-    dealing = ["shoe", "shoe", "resume", "void", "AS", "2S", "close", "9S", "void", "cut",
-               "close", *NATURAL]  # fmt: skip
+    dealing = [
+        "shoe",
+        "shoe",
+        "resume",
+        "void",
+        "AS",
+        "2S",
+        "close",
+        "9S",
+        "void",
+        "cut",
+        "close",
+        *NATURAL,
+    ]
     assert changes(list(dealing), table) == [""] * len(dealing)
     assert table.voided == [1] and len(table.results) == 1
 
@@ -408,7 +444,14 @@ def test_rejections_and_quiet_events_never_begin_or_clear_a_suspension() -> None
 def test_ungated_a_suspension_begins_and_clears_the_same_way() -> None:
     table = Table(gated=False)
     assert changes([*BURNED, "9S", "fault", "close", "resume"], table) == [
-        "", "", "", "", "began", "", "cleared"]
+        "",
+        "",
+        "",
+        "",
+        "began",
+        "",
+        "cleared",
+    ]
 
 
 def test_decide_gives_apply_s_verdict() -> None:

@@ -30,7 +30,7 @@ class BarcodeRecogniser:
             x, y, w, h = cv2.boundingRect(quad.astype("int32"))
             pad = max(w, h) // 10
             y0, x0 = max(y - pad, 0), max(x - pad, 0)
-            grey = grey[y0:y + h + pad, x0:x + w + pad]
+            grey = grey[y0 : y + h + pad, x0 : x + w + pad]
         payloads = [s.data.decode("latin-1") for s in self._decode(grey)]
         if not payloads:
             return Reading(None, 0.0, "no barcode found")

@@ -19,29 +19,12 @@ from enum import Enum
 import cv2
 import numpy as np
 
+from drivers.config import PassageSettings as PassageSettings  # its home: the config model
 from drivers.recognition import Image, Reading, Recogniser
 from drivers.recognition.cardfind import brightness
 
 #: Thumbnail width: enough to see a card come and go, small enough to cost nothing.
 THUMB_WIDTH = 96
-
-
-@dataclass(frozen=True)
-class PassageSettings:
-    """The detector's thresholds (found or checked by `station calibrate clip`)."""
-
-    #: Darkest-channel level above which a pixel is card stock (0-255).
-    level: int = 110
-    #: Share of the region covered by card stock for a card to be there.
-    presence: float = 0.03
-    #: Share of thumbnail pixels that changed by more than `change` for the view to move.
-    motion: float = 0.004
-    change: int = 24
-    stable_frames: int = 1
-    read_frames: int = 3
-    gone_frames: int = 2
-    #: Share of the region's edge the card may touch and still count as wholly in view.
-    edge: float = 0.02
 
 
 def thumbnail(roi: Image) -> Image:

@@ -78,31 +78,41 @@ class RankSuitModel:
         """A model from one photo per card (keys are card codes; all 52 are needed)."""
         missing = [c for c in ALL_CARDS if c not in references]
         if missing:
-            raise ModelError(f"no reference photo for {len(missing)} card(s): "
-                             f"{' '.join(missing)} (name files by card code, e.g. AS.png)")
+            raise ModelError(
+                f"no reference photo for {len(missing)} card(s): "
+                f"{' '.join(missing)} (name files by card code, e.g. AS.png)"
+            )
         quads = {}
         for code in ALL_CARDS:
             quad = find_card(_framed(references[code]))
             if quad is None:
-                raise ModelError(f"no card found in the reference photo of {code}: photograph"
-                                 " the card whole, on a dark cloth")  # fmt: skip
+                raise ModelError(
+                    f"no card found in the reference photo of {code}: photograph"
+                    " the card whole, on a dark cloth"
+                )
             quads[code] = quad
         ratio = float(np.median([aspect(q) for q in quads.values()]))
         size = (CARD_WIDTH, round(CARD_WIDTH * ratio))
-        views = [_views(straighten(_framed(references[c]), quads[c], size))[0]
-                 for c in ALL_CARDS]  # fmt: skip
+        views = [_views(straighten(_framed(references[c]), quads[c], size))[0] for c in ALL_CARDS]
         templates = np.stack([_shrink(corner, SHIFT) for corner, _ in views])
         faces = np.stack([_shrink(face, FACE_SHIFT) for _, face in views])
         return cls(ALL_CARDS, templates, faces, size, info=dict(info, aspect=round(ratio, 4)))
 
     def save(self, path: str | Path) -> None:
-        header = {"format": MODEL_FORMAT, "cards": list(self.cards),
-                  "card_size": list(self.card_size), "min_confidence": self.min_confidence,
-                  "info": self.info}  # fmt: skip
+        header = {
+            "format": MODEL_FORMAT,
+            "cards": list(self.cards),
+            "card_size": list(self.card_size),
+            "min_confidence": self.min_confidence,
+            "info": self.info,
+        }
         with open(path, "wb") as out:
-            np.savez_compressed(out, header=np.array(json.dumps(header)),
-                                templates=self.templates.astype(np.float16),
-                                faces=self.faces.astype(np.float16))  # fmt: skip
+            np.savez_compressed(
+                out,
+                header=np.array(json.dumps(header)),
+                templates=self.templates.astype(np.float16),
+                faces=self.faces.astype(np.float16),
+            )
 
     @classmethod
     def load(cls, path: str | Path) -> RankSuitModel:
@@ -112,15 +122,23 @@ class RankSuitModel:
                 templates = data["templates"].astype(np.float32)
                 faces = data["faces"].astype(np.float32)
         except FileNotFoundError:
-            raise ModelError(f"no model file {path}: make one with `station calibrate camera "
-                             "--reference DIR --out MODEL`") from None
+            raise ModelError(
+                f"no model file {path}: make one with `station calibrate camera "
+                "--reference DIR --out MODEL`"
+            ) from None
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"{path} is not a rank-suit model ({exc})") from None
         if header.get("format") != MODEL_FORMAT:
             raise ModelError(f"{path}: format {header.get('format')!r}, expected {MODEL_FORMAT}")
         size = (int(header["card_size"][0]), int(header["card_size"][1]))
-        return cls(tuple(header["cards"]), templates, faces, size,
-                   float(header["min_confidence"]), dict(header.get("info", {})))  # fmt: skip
+        return cls(
+            tuple(header["cards"]),
+            templates,
+            faces,
+            size,
+            float(header["min_confidence"]),
+            dict(header.get("info", {})),
+        )
 
     def with_threshold(self, min_confidence: float | None) -> RankSuitModel:
         """The same templates with another `min_confidence` (None keeps the model's)."""
@@ -146,18 +164,25 @@ class RankSuitModel:
         found: list[_Candidate] = []
         for corner, face in _views(card):
             windows = _windows(corner, th, tw)
-            near = windows[_around(int(np.argmax(np.einsum("ij,j->i", windows, mean_corner))),
-                                   corner.shape[1] - tw + 1)]  # fmt: skip
+            near = windows[
+                _around(
+                    int(np.argmax(np.einsum("ij,j->i", windows, mean_corner))),
+                    corner.shape[1] - tw + 1,
+                )
+            ]
             faces = _windows(face, fh, fw)
             # einsum, not @: BLAS would spread these small products over threads that
             # spin on a busy machine and cost more than they save.
             c_scores = np.einsum("ij,jk->ik", near, corner_bank)
             f_scores = np.einsum("ij,jk->ik", faces, face_bank)
             c_at, f_at = c_scores.argmax(axis=0), f_scores.argmax(axis=0)
-            score = (CORNER_WEIGHT * c_scores.max(axis=0)
-                     + (1 - CORNER_WEIGHT) * f_scores.max(axis=0))  # fmt: skip
-            found.extend(_Candidate(i, float(score[i]), near[c_at[i]], faces[f_at[i]])
-                         for i in range(len(self.cards)))  # fmt: skip
+            score = CORNER_WEIGHT * c_scores.max(axis=0) + (1 - CORNER_WEIGHT) * f_scores.max(
+                axis=0
+            )
+            found.extend(
+                _Candidate(i, float(score[i]), near[c_at[i]], faces[f_at[i]])
+                for i in range(len(self.cards))
+            )
         best: dict[int, _Candidate] = {}
         for c in found:
             if c.index not in best or c.score > best[c.index].score:
@@ -196,16 +221,25 @@ class RankSuitModel:
         ranked = self.candidates(card)
         winner = ranked[0]
         code = self.cards[winner.index]
-        confidence, rival = min((self.duel(winner, winner.index, r.index), r)
-                                for r in ranked[1:RIVALS + 1])  # fmt: skip
+        confidence, rival = min(
+            (self.duel(winner, winner.index, r.index), r) for r in ranked[1 : RIVALS + 1]
+        )
         other = self.cards[rival.index]
         shown = round(min(max(confidence, 0.0), 1.0), 4)
         if winner.score < MIN_MATCH:
-            return Reading(None, shown, f"nothing matches well (best {code} at "
-                           f"{winner.score:.3f}): not a card of the calibrated deck?")  # fmt: skip
+            return Reading(
+                None,
+                shown,
+                f"nothing matches well (best {code} at "
+                f"{winner.score:.3f}): not a card of the calibrated deck?",
+            )
         if confidence < self.min_confidence:
-            return Reading(None, shown, f"{code} is too close to {other} (confidence "
-                           f"{confidence:.3f} < {self.min_confidence:g})")  # fmt: skip
+            return Reading(
+                None,
+                shown,
+                f"{code} is too close to {other} (confidence "
+                f"{confidence:.3f} < {self.min_confidence:g})",
+            )
         return Reading(code, shown, f"nearest other card {other}")
 
 
@@ -237,8 +271,11 @@ def _around(index: int, columns: int) -> list[int]:
     `columns`), for a last pixel of play after alignment."""
     row, col = divmod(index, columns)
     rows = 2 * SHIFT + 1
-    return [r * columns + c for r in range(max(row - 1, 0), min(row + 2, rows))
-            for c in range(max(col - 1, 0), min(col + 2, columns))]  # fmt: skip
+    return [
+        r * columns + c
+        for r in range(max(row - 1, 0), min(row + 2, rows))
+        for c in range(max(col - 1, 0), min(col + 2, columns))
+    ]
 
 
 def _windows(image: Templates, h: int, w: int) -> Templates:
@@ -253,8 +290,12 @@ def _views(card: Image) -> list[tuple[Templates, Templates]]:
     normalised."""
     card = _flatten(card)
     h, w = card.shape[:2]
-    x0, y0, x1, y1 = (round(CORNER[0] * w), round(CORNER[1] * h),
-                      round(CORNER[2] * w), round(CORNER[3] * h))  # fmt: skip
+    x0, y0, x1, y1 = (
+        round(CORNER[0] * w),
+        round(CORNER[1] * h),
+        round(CORNER[2] * w),
+        round(CORNER[3] * h),
+    )
     face_size = (FACE_WIDTH, round(FACE_WIDTH * h / w))
     views = []
     for view in (card, cv2.rotate(card, cv2.ROTATE_180)):

@@ -35,8 +35,12 @@ def event(passage: Passage) -> dict[str, Any]:
     """The table event of a passage: a `card` with the extra keys `frame`, `confidence`
     (and `detail` for an unreadable card, `raw` for a barcode's payload)."""
     reading = passage.reading
-    out: dict[str, Any] = {"type": "card", "card": reading.card, "frame": passage.frame,
-                           "confidence": reading.confidence}  # fmt: skip
+    out: dict[str, Any] = {
+        "type": "card",
+        "card": reading.card,
+        "frame": passage.frame,
+        "confidence": reading.confidence,
+    }
     if reading.card is None and reading.detail:
         out["detail"] = reading.detail
     if reading.raw is not None:

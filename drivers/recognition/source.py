@@ -8,7 +8,10 @@ from pathlib import Path
 
 import cv2
 
+from drivers.config import parse_roi
 from drivers.recognition import Image
+
+__all__ = ["SourceError", "crop", "frames", "kind", "open_source", "parse_roi"]
 
 
 class SourceError(ValueError):
@@ -31,8 +34,10 @@ def open_source(spec: str) -> cv2.VideoCapture:
     """An opened capture for `spec` (see `kind`); SourceError if it cannot be opened."""
     how = kind(spec)
     if how == "file" and not Path(spec).is_file():
-        raise SourceError(f"no video file {spec} (give a file, a device index such as 0, an "
-                          "image pattern such as frames/%04d.png, or a stream URL)")
+        raise SourceError(
+            f"no video file {spec} (give a file, a device index such as 0, an "
+            "image pattern such as frames/%04d.png, or a stream URL)"
+        )
     if how == "device":
         capture = cv2.VideoCapture(int(spec))
     elif how == "sequence":
@@ -54,29 +59,6 @@ def frames(capture: cv2.VideoCapture) -> Iterator[Image]:
         yield frame
 
 
-def parse_roi(value: object, where: str) -> tuple[int, int, int, int] | None:
-    """`[x, y, width, height]` in pixels, `"x,y,w,h"`, or empty/None for the whole frame."""
-    if value is None or value == "" or value == []:
-        return None
-    if isinstance(value, str):
-        parts: list[object] = [p.strip() for p in value.split(",")]
-        try:
-            parts = [int(str(p)) for p in parts]
-        except ValueError:
-            parts = []
-    elif isinstance(value, list | tuple):
-        parts = list(value)
-    else:
-        parts = []
-    if len(parts) != 4 or not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
-        raise SourceError(f"{where}: expected [x, y, width, height] in pixels, got {value!r}")
-    x, y, w, h = (int(str(p)) for p in parts)
-    if x < 0 or y < 0 or w < 16 or h < 16:
-        raise SourceError(f"{where}: x and y must be >= 0 and the size at least 16 x 16, "
-                          f"got {value!r}")  # fmt: skip
-    return (x, y, w, h)
-
-
 def crop(frame: Image, roi: tuple[int, int, int, int] | None) -> Image:
     """The region of interest of `frame` (a view, no copy); SourceError if it is outside."""
     if roi is None:
@@ -84,6 +66,8 @@ def crop(frame: Image, roi: tuple[int, int, int, int] | None) -> Image:
     x, y, w, h = roi
     fh, fw = frame.shape[:2]
     if x + w > fw or y + h > fh:
-        raise SourceError(f"the region of interest {list(roi)} does not fit in a {fw}x{fh} "
-                          "frame; check `roi` with `station calibrate clip`")  # fmt: skip
-    return frame[y:y + h, x:x + w]
+        raise SourceError(
+            f"the region of interest {list(roi)} does not fit in a {fw}x{fh} "
+            "frame; check `roi` with `station calibrate clip`"
+        )
+    return frame[y : y + h, x : x + w]

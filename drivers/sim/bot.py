@@ -14,65 +14,26 @@ restart of the station, its shoe is gone).
 The bot sends one event at a time and waits until the station has committed it
 (`sink.settled()`) before it looks again, so it never acts on a stale state.
 
-Settings: `[reader.sim]` (all optional): seed, card_interval, betting_time,
-shuffle_time, fault_chance, supervisor_after, cut_depth.
+Settings: `[reader.sim]` (all optional), `drivers.config.SimSettings`: seed, card_interval,
+betting_time, shuffle_time, fault_chance, supervisor_after, cut_depth.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from drivers.base import ReaderSink, TableViewSink
-from drivers.config import ConfigError, ReaderConfig
-from drivers.sim.shoe import CUT_CARD, DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
+from drivers.config import ReaderConfig, SimSettings
+from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.core import events as ev
 from station.core.snapshot import TableSnapshot
 
 CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
 SETTLE_TIMEOUT = 5.0
 UNSETTLED_RETRY = 0.25
-
-
-@dataclass(frozen=True)
-class SimSettings:
-    """`[reader.sim]`: the demo's pace and mishaps (seconds, and a chance per card)."""
-
-    seed: int = 1
-    card_interval: float = 1.0
-    betting_time: float = 4.0
-    shuffle_time: float = 6.0
-    fault_chance: float = 0.02
-    supervisor_after: float = 5.0
-    cut_depth: int = DEFAULT_CUT_DEPTH
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> SimSettings:
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            where = f"[reader.sim] {key}"
-            if key not in known:
-                raise ConfigError(f"{where}: unknown key; the keys are {', '.join(known)}")
-            if key in ("seed", "cut_depth"):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"{where}: expected a whole number, got {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ConfigError(f"{where}: expected a number of at least 0, got {value!r}")
-            kwargs[key] = value
-        settings = cls(**kwargs)
-        if settings.fault_chance > 1:
-            raise ConfigError("[reader.sim] fault_chance: a chance must be between 0 and 1")
-        if settings.cut_depth < MIN_CUT_DEPTH:
-            raise ConfigError(f"[reader.sim] cut_depth: at least {MIN_CUT_DEPTH} cards must stay "
-                              f"behind the cut card (a round may follow it), got "
-                              f"{settings.cut_depth}")  # fmt: skip
-        return settings
 
 
 class SimReader:
@@ -82,8 +43,7 @@ class SimReader:
 
     def __init__(self, config: ReaderConfig | None = None, settings: SimSettings | None = None):
         if settings is None:
-            options = config.options.get("sim", {}) if config is not None else {}
-            settings = SimSettings.from_mapping(options)
+            settings = config.sim if config is not None else SimSettings()
         self.settings = settings
         self.decks = 8
         self._rng = random.Random(settings.seed)
@@ -101,8 +61,13 @@ class SimReader:
     # -- CardReader ----------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return {"driver": self.name, "connected": not self._dropped, "detail": self._detail,
-                "events": self.sent, "stop_commands": self.stop_commands}  # fmt: skip
+        return {
+            "driver": self.name,
+            "connected": not self._dropped,
+            "detail": self._detail,
+            "events": self.sent,
+            "stop_commands": self.stop_commands,
+        }
 
     def send(self, data: bytes) -> bool:
         """The shoe's card stop: the bot notices suspensions by itself, so just count."""

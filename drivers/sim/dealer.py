@@ -99,9 +99,16 @@ Event = Mapping[str, Any]
 
 #: The fault names, in the order the docs list them (the `--faults` keys).
 FAULTS = (
-    "extra_third", "missing_third", "short_burn", "over_burn", "early_card",
-    "unreadable", "foreign", "while_suspended", "disconnect",
-)  # fmt: skip
+    "extra_third",
+    "missing_third",
+    "short_burn",
+    "over_burn",
+    "early_card",
+    "unreadable",
+    "foreign",
+    "while_suspended",
+    "disconnect",
+)
 #: Faults that only a gated table can detect (see the module docstring).
 GATED_ONLY = frozenset({"extra_third", "missing_third", "short_burn", "over_burn", "early_card"})
 #: The error code(s) each fault makes the station give.
@@ -312,8 +319,9 @@ class Dealer:
         if self._chance("while_suspended", cards=1):
             card = self._take()
             self._count(card)
-            self._emit(ev.card(card, actor="reader", fault="while_suspended",
-                               expect=CARD_WHILE_SUSPENDED))  # fmt: skip
+            self._emit(
+                ev.card(card, actor="reader", fault="while_suspended", expect=CARD_WHILE_SUSPENDED)
+            )
 
     def _deal(self) -> str:
         """Draw the card that is due and have the station see it; faults may strike first.
@@ -321,8 +329,11 @@ class Dealer:
         Raises _RoundVoided when the supervisor voids the round being dealt.
         """
         if self._chance("disconnect"):
-            self._emit(ev.fault("reader disconnected", actor="reader", fault="disconnect",
-                                expect=SCANNER_FAULT))  # fmt: skip
+            self._emit(
+                ev.fault(
+                    "reader disconnected", actor="reader", fault="disconnect", expect=SCANNER_FAULT
+                )
+            )
             self._suspended()
             if self._player:
                 self._void()
@@ -335,8 +346,7 @@ class Dealer:
             self._emit(ev.resume(actor="supervisor"))
         card = self._take()
         if self._chance("unreadable"):
-            self._emit(ev.card(None, actor="reader", fault="unreadable",
-                               expect=UNREADABLE_CARD))  # fmt: skip
+            self._emit(ev.card(None, actor="reader", fault="unreadable", expect=UNREADABLE_CARD))
             self._suspended()
             self._emit(ev.resume(card, actor="supervisor"))
         else:
@@ -390,8 +400,9 @@ class Dealer:
                 self._place(role, self._deal())
             thirds = self._third_cards_due()
             if thirds and self.gated and not self._is_last() and self._chance("missing_third"):
-                self._emit(ev.close_bets(actor="dealer", fault="missing_third",
-                                         expect=MISSING_CARD))  # fmt: skip
+                self._emit(
+                    ev.close_bets(actor="dealer", fault="missing_third", expect=MISSING_CARD)
+                )
                 self._suspended()
                 self._emit(ev.resume(actor="supervisor"))
             while thirds:
@@ -463,8 +474,14 @@ def simulate(
     resolve_cut_depth(cut_depth, len(ALL_CARDS) * decks)  # a bad depth fails before any event
     root = random.Random(seed)
     shuffles = random.Random(root.getrandbits(64))
-    dealer = Dealer(random.Random(root.getrandbits(64)), decks=decks, gated=gated,
-                    cut_policy=cut_policy, faults=faults, rounds=rounds)  # fmt: skip
+    dealer = Dealer(
+        random.Random(root.getrandbits(64)),
+        decks=decks,
+        gated=gated,
+        cut_policy=cut_policy,
+        faults=faults,
+        rounds=rounds,
+    )
     return _shoes(dealer, shuffles, shoes, cut_depth)
 
 

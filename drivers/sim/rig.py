@@ -78,13 +78,16 @@ def with_garbled(events: Iterator[Event], rate: float, rng: random.Random) -> It
     """
     for event in events:
         plain_card = (
-            event.get("actor") == "reader" and event["type"] == "card"
-            and event.get("card") is not None and "fault" not in event
-        )  # fmt: skip
+            event.get("actor") == "reader"
+            and event["type"] == "card"
+            and event.get("card") is not None
+            and "fault" not in event
+        )
         if plain_card and rate > 0 and rng.random() < rate:
             card = event["card"]
-            yield ev.card(None, actor="reader", fault="garbled", garbled=card,
-                          expect=UNREADABLE_CARD)  # fmt: skip
+            yield ev.card(
+                None, actor="reader", fault="garbled", garbled=card, expect=UNREADABLE_CARD
+            )
             yield ev.resume(card, actor="supervisor")
         else:
             yield event
@@ -143,9 +146,11 @@ def post_event(station: str, token: str, event: Event, patience: float = 30.0) -
     replayed) is retried for `patience` seconds; any other refusal stops the rig.
     """
     request = urllib.request.Request(
-        station.rstrip("/") + "/api/events", data=orjson.dumps(event), method="POST",
+        station.rstrip("/") + "/api/events",
+        data=orjson.dumps(event),
+        method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + patience
     while True:
         try:

@@ -11,17 +11,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+# The cut card's depths are settings too ([reader.sim] cut_depth): the config model's
+# bounds are their home, and the config may not import the simulator.
+from drivers.config import DEFAULT_CUT_DEPTH as DEFAULT_CUT_DEPTH
+from drivers.config import MIN_CUT_DEPTH as MIN_CUT_DEPTH
 from station.core.cards import ALL_CARDS, parse_card
 
 #: What `VirtualShoe.draw` returns when the cut card comes out (no card code is 3 letters).
 CUT_CARD = "cut"
-
-#: Fewest cards behind the cut card that let a dealer always finish the shoe by the rules:
-#: the cut card can come out before the first burn card (up to 10 burns still due), and
-#: the round opened next is then the last one (up to 6 cards).
-MIN_CUT_DEPTH = 16
-#: Cards left behind the cut card when nothing else is asked for.
-DEFAULT_CUT_DEPTH = MIN_CUT_DEPTH
 
 CutDepth = int | float
 

@@ -34,8 +34,12 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
             await station.stop()
 
     app = FastAPI(
-        title="Baccarat station", version=station_version(), lifespan=lifespan,
-        docs_url=None, openapi_url="/api/openapi.json", redoc_url=None,  # docs: api/docs.py
+        title="Baccarat station",
+        version=station_version(),
+        lifespan=lifespan,
+        docs_url=None,
+        openapi_url="/api/openapi.json",
+        redoc_url=None,  # docs: api/docs.py
     )
     app.state.station = station
     app.state.tokens = tokens

@@ -16,6 +16,7 @@ from station.live.tokens import Identity, TokenStore, allows
 
 log = logging.getLogger("station.api")
 
+
 def station_of(conn: HTTPConnection) -> Station:
     station: Station = conn.app.state.station
     return station
@@ -39,8 +40,15 @@ def presented_token(conn: HTTPConnection) -> str | None:
 def refuse(conn: HTTPConnection, status: int, detail: str, who: Identity | None) -> HTTPException:
     client = conn.client.host if conn.client else "?"
     name = who.name if who else "-"
-    log.warning("refused %s %s from %s (token %s): %d %s", getattr(conn, "method", "WS"),
-                conn.url.path, client, name, status, detail)  # fmt: skip
+    log.warning(
+        "refused %s %s from %s (token %s): %d %s",
+        getattr(conn, "method", "WS"),
+        conn.url.path,
+        client,
+        name,
+        status,
+        detail,
+    )
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return HTTPException(status, detail, headers=headers)
 
@@ -52,8 +60,12 @@ def identify(conn: HTTPConnection) -> Identity | None:
         return None
     who = tokens_of(conn).identify(token) if token else None
     if who is None:
-        raise refuse(conn, 401, "unknown token: ask a supervisor for a valid token "
-                                "(`station token add`)", None)  # fmt: skip
+        raise refuse(
+            conn,
+            401,
+            "unknown token: ask a supervisor for a valid token (`station token add`)",
+            None,
+        )
     return who
 
 
@@ -62,11 +74,17 @@ def check_role(conn: HTTPConnection, who: Identity | None, needed: str) -> Ident
     if who is None:
         raise refuse(conn, 401, "missing token: send 'Authorization: Bearer TOKEN'", None)
     if who.role == "rig" and not station_of(conn).config.api.allow_rig:
-        raise refuse(conn, 403, "rig tokens are off on this station ([api] allow_rig = "
-                                "false); they are for test rigs only", who)  # fmt: skip
+        raise refuse(
+            conn,
+            403,
+            "rig tokens are off on this station ([api] allow_rig = "
+            "false); they are for test rigs only",
+            who,
+        )
     if not allows(who.role, needed):
-        raise refuse(conn, 403, f"this needs the {needed} role; token {who.name!r} is "
-                                f"{who.role}", who)  # fmt: skip
+        raise refuse(
+            conn, 403, f"this needs the {needed} role; token {who.name!r} is {who.role}", who
+        )
     return who
 
 

@@ -42,8 +42,10 @@ def request_model(kind: EventKind) -> type[BaseModel]:
         if name in required:
             fields[name] = (annotation, Field(description=words))
         else:  # absent stays absent (the model never fills the event): no default to show
-            fields[name] = (annotation, Field(None, description=words,
-                                              json_schema_extra=_no_default))  # fmt: skip
+            fields[name] = (
+                annotation,
+                Field(None, description=words, json_schema_extra=_no_default),
+            )
     config = ConfigDict(extra="allow", strict=True, title=kind.shape.__name__)
     model: type[BaseModel] = create_model(
         kind.shape.__name__, __config__=config, __doc__=kind.meaning, **fields

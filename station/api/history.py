@@ -36,9 +36,7 @@ def roads_of(conn: HTTPConnection, results: tuple[RoundResult, ...]) -> dict[str
     shares one tuple between snapshots until a round ends, so most requests hit) and the
     previous shoe's."""
     state = conn.app.state
-    cached: list[tuple[tuple[RoundResult, ...], dict[str, Any]]] = getattr(
-        state, "roads_cache", []
-    )
+    cached: list[tuple[tuple[RoundResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
     for kept, roads in cached:
         if kept is results:
             return roads
@@ -47,8 +45,9 @@ def roads_of(conn: HTTPConnection, results: tuple[RoundResult, ...]) -> dict[str
     return roads
 
 
-def shoe_history(snapshot: TableSnapshot, roads: dict[str, Any],
-                 previous: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def shoe_history(
+    snapshot: TableSnapshot, roads: dict[str, Any], previous: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The current (or last) shoe's rounds and voided rounds, its roads, and `previous`
     (the shoe before, while this one has no result yet; else null)."""
     return {
@@ -82,14 +81,16 @@ async def get_history(request: Request) -> dict[str, Any]:
     station = require_ready(request)
     require_read(request)
     snapshot = station.snapshot
-    return shoe_history(snapshot, roads_of(request, snapshot.results),
-                        previous_shoe(request, snapshot))  # fmt: skip
+    return shoe_history(
+        snapshot, roads_of(request, snapshot.results), previous_shoe(request, snapshot)
+    )
 
 
 @router.get("/api/export")
 async def get_export(
-    request: Request, after: int = Query(0, ge=0, description="only rows after this seq"),
-) -> StreamingResponse:  # fmt: skip
+    request: Request,
+    after: int = Query(0, ge=0, description="only rows after this seq"),
+) -> StreamingResponse:
     """The table events as `station journal export` writes them (replay JSON Lines, each
     with its verdict and journal seq, ts, source, actor), as a file download."""
     station = require_ready(request)
@@ -110,5 +111,8 @@ async def get_export(
             seq = rows[-1].seq
 
     name = f"{table_id}-journal-{after + 1}-{upto}.jsonl"
-    return StreamingResponse(lines(), media_type="application/x-ndjson",
-                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return StreamingResponse(
+        lines(),
+        media_type="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

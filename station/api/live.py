@@ -49,8 +49,12 @@ async def live(ws: WebSocket) -> None:
         hello = {"type": "hello", "seq": snapshot.seq, "state": state}
         await ws.send_text(orjson.dumps(hello).decode())
         while 0 <= after < snapshot.seq:
-            rows = await asyncio.to_thread(read_rows, station.config.journal.path, after,
-                                           min(BACKFILL_PAGE, snapshot.seq - after))
+            rows = await asyncio.to_thread(
+                read_rows,
+                station.config.journal.path,
+                after,
+                min(BACKFILL_PAGE, snapshot.seq - after),
+            )
             if not rows:
                 break
             for row in rows:

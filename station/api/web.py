@@ -23,14 +23,25 @@ from station.live.tokens import RANK
 
 router = APIRouter()
 WEB = Path(__file__).resolve().parent.parent / "web"
-TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
-         ".ico": "image/x-icon"}  # fmt: skip
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; "
-       "form-action 'self'")  # fmt: skip
-HEADERS = {"Cache-Control": "no-cache", "Content-Security-Policy": CSP,
-           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}  # fmt: skip
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'self'"
+)
+HEADERS = {
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def _file(path: Path) -> FileResponse:
@@ -62,18 +73,28 @@ async def whoami(request: Request) -> dict[str, Any]:
     role = who.role if who else None
     # A rig token on a station without allow_rig is refused every action: show it none.
     acts_as = "viewer" if role == "rig" and not config.api.allow_rig else role
-    return {"name": who.name if who else None, "role": role, "acts_as": acts_as,
-            "public_read": config.api.public_read, "table": config.table.id}  # fmt: skip
+    return {
+        "name": who.name if who else None,
+        "role": role,
+        "acts_as": acts_as,
+        "public_read": config.api.public_read,
+        "table": config.table.id,
+    }
 
 
 #: Every event type: the role it needs through the API (null: only the station sends
 #: it), whether a card reader sends it, its label, the dashboard's confirmation question
 #: (null: no dashboard action) and its words once done. The page keeps no copy.
 EVENT_WORDS = {
-    kind.name: {"role": kind.role, "reader": kind.reader, "label": kind.label,
-                "confirm": kind.confirm, "done": kind.done}
+    kind.name: {
+        "role": kind.role,
+        "reader": kind.reader,
+        "label": kind.label,
+        "confirm": kind.confirm,
+        "done": kind.done,
+    }
     for kind in VOCABULARY.values()
-}  # fmt: skip
+}
 
 
 #: What the table waits for (`state.due`, `state.round.due`), in a supervisor's words.
@@ -86,6 +107,10 @@ async def explanations() -> dict[str, Any]:
     the words of every event type and of what the table can wait for (`due`: a card role
     like `B2`, `burn`, ...): the page shows only what a role may do, by the station's own
     rules, in the station's own words."""
-    return {"errors": EXPLANATIONS, "event_roles": dict(EVENT_ROLES),
-            "roles": sorted(RANK, key=RANK.__getitem__), "events": EVENT_WORDS,
-            "due": DUE_NAMES}  # fmt: skip
+    return {
+        "errors": EXPLANATIONS,
+        "event_roles": dict(EVENT_ROLES),
+        "roles": sorted(RANK, key=RANK.__getitem__),
+        "events": EVENT_WORDS,
+        "due": DUE_NAMES,
+    }

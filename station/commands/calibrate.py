@@ -15,23 +15,36 @@ from station.commands.options import EXIT_USAGE
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("calibrate", help="calibrate the camera reader",
-                       description="Build the rank-suit model from reference photos, measure "
-                                   "it on labelled photos, check the ROI and thresholds on a "
-                                   "clip.")  # fmt: skip
+    p = sub.add_parser(
+        "calibrate",
+        help="calibrate the camera reader",
+        description="Build the rank-suit model from reference photos, measure "
+        "it on labelled photos, check the ROI and thresholds on a "
+        "clip.",
+    )
     jobs = p.add_subparsers(dest="job", required=True, metavar="JOB")
-    cam = jobs.add_parser("camera", help="build a model from one photo of each card",
-                          description="One photo per card of the table's deck, named by card "
-                                      "code (AS.png, TD.png, ...).")  # fmt: skip
+    cam = jobs.add_parser(
+        "camera",
+        help="build a model from one photo of each card",
+        description="One photo per card of the table's deck, named by card "
+        "code (AS.png, TD.png, ...).",
+    )
     cam.add_argument("--reference", required=True, metavar="DIR")
     cam.add_argument("--out", required=True, metavar="MODEL", help="the model file (.npz)")
-    cam.add_argument("--min-confidence", type=float, default=None,
-                     help="the model's threshold (default: [reader.camera] min_confidence, "
-                          "else 0.5)")  # fmt: skip
+    cam.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        help="the model's threshold (default: [reader.camera] min_confidence, else 0.5)",
+    )
     rep = jobs.add_parser("report", help="accuracy and confusion on labelled photos")
     rep.add_argument("--model", default=None, help="default: [reader.camera] model")
-    rep.add_argument("--labelled", required=True, metavar="DIR",
-                     help="photos named by card code (AS.png, AS-2.png, ...)")  # fmt: skip
+    rep.add_argument(
+        "--labelled",
+        required=True,
+        metavar="DIR",
+        help="photos named by card code (AS.png, AS-2.png, ...)",
+    )
     rep.add_argument("--min-confidence", type=float, default=None)
     clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
     clip.add_argument(
@@ -40,9 +53,13 @@ def add_parser(sub: Any) -> None:
         help="a video file, image pattern, device (default: [reader.camera] source)",
     )
     clip.add_argument("--roi", default=None, metavar="X,Y,W,H")
-    clip.add_argument("--snapshot", default=None, metavar="PNG",
-                      help="save what the camera sees: the first card at rest, its outline, "
-                           "the suggested ROI and the card straightened")  # fmt: skip
+    clip.add_argument(
+        "--snapshot",
+        default=None,
+        metavar="PNG",
+        help="save what the camera sees: the first card at rest, its outline, "
+        "the suggested ROI and the card straightened",
+    )
     clip.add_argument("--model", default=None, help="also read the snapshot's card with it")
     for job in (cam, rep, clip):
         add_config_option(job)

@@ -12,9 +12,13 @@ if TYPE_CHECKING:
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", type=Path, default=None,
-                        help="the station's TOML config (default: built-in defaults; see "
-                             "config/example.toml)")  # fmt: skip
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="the station's TOML config (default: built-in defaults; see config/example.toml)",
+    )
 
 
 def load_config(args: argparse.Namespace, prog: str) -> StationConfig | None:

@@ -1,4 +1,5 @@
-"""`station journal verify|export`: check the hash chain, or write replay JSON Lines."""
+"""`station journal verify|export|backup`: check the hash chain, write replay JSON Lines, or
+copy the journal while the station runs."""
 
 from __future__ import annotations
 
@@ -12,25 +13,59 @@ from station.commands.options import EXIT_OK, EXIT_USAGE
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("journal", help="verify or export the station's journal",
-                       description="Work on the durable journal of `station run`.")  # fmt: skip
+    p = sub.add_parser(
+        "journal",
+        help="verify, export or back up the station's journal",
+        description="Work on the durable journal of `station run`.",
+    )
     jsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    v = jsub.add_parser("verify", help="check every row's hash chain and verdict",
-                        description="Exit 0 if no row was edited, deleted or reordered and "
-                                    "the rules still decide every stored verdict; else 1, "
-                                    "listing the problems.")  # fmt: skip
-    e = jsub.add_parser("export", help="write the table events as replay JSON Lines",
-                        description="One line per table event (notices are left out): the "
-                                    "event, its 'verdict' and a 'journal' object (seq, ts, "
-                                    "source, actor). `station replay` accepts the file.")
-    e.add_argument("--after", type=int, default=0, metavar="SEQ",
-                   help="only rows after this journal seq")  # fmt: skip
-    e.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
-                   help="write here (default: standard output)")  # fmt: skip
-    for q in (v, e):
+    v = jsub.add_parser(
+        "verify",
+        help="check every row's hash chain and verdict",
+        description="Exit 0 if no row was edited, deleted or reordered and "
+        "the rules still decide every stored verdict; else 1, "
+        "listing the problems.",
+    )
+    e = jsub.add_parser(
+        "export",
+        help="write the table events as replay JSON Lines",
+        description="One line per table event (notices are left out): the "
+        "event, its 'verdict' and a 'journal' object (seq, ts, "
+        "source, actor). `station replay` accepts the file.",
+    )
+    e.add_argument(
+        "--after", type=int, default=0, metavar="SEQ", help="only rows after this journal seq"
+    )
+    e.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write here (default: standard output)",
+    )
+    b = jsub.add_parser(
+        "backup",
+        help="copy the journal and its head anchor, safely while the station runs",
+        description="A consistent copy of the journal (SQLite's online backup, so the "
+        "station can keep dealing) and of its head anchor, then checked like `verify`. "
+        "Restore by stopping the station and copying both files back.",
+    )
+    b.add_argument(
+        "dest",
+        type=Path,
+        metavar="DEST",
+        help="the new file for the copy (DEST.head is written beside it); must not exist",
+    )
+    for q in (v, e, b):
         add_config_option(q)
-        q.add_argument("--journal", type=Path, default=None, metavar="PATH",
-                       help="the journal file (default: [journal] path of the config)")  # fmt: skip
+        q.add_argument(
+            "--journal",
+            type=Path,
+            default=None,
+            metavar="PATH",
+            help="the journal file (default: [journal] path of the config)",
+        )
         q.set_defaults(func=run)
 
 
@@ -45,8 +80,10 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         path = config.journal.path
     if not Path(path).is_file():
-        print(f"station {prog}: no journal at {path} (check --journal or [journal] path)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"station {prog}: no journal at {path} (check --journal or [journal] path)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         journal = Journal(path)
@@ -56,7 +93,27 @@ def run(args: argparse.Namespace) -> int:
     with journal:
         if args.action == "verify":
             return _verify(journal, path)
+        if args.action == "backup":
+            return _backup(journal, args.dest)
         return _export(journal, args)
+
+
+def _backup(journal: Any, dest: Path) -> int:
+    from station.live.journal import Journal, JournalError
+
+    try:
+        rows = journal.backup(dest)
+    except (OSError, JournalError) as exc:
+        print(f"station journal backup: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with Journal(dest) as copy:
+        report = copy.verify()
+    if not report.ok:
+        for problem in report.problems:
+            print(f"{dest}: {problem}", file=sys.stderr)
+        return 1
+    print(f"{dest}: {rows} rows backed up (and {dest.name}.head); verified: hash chain intact")
+    return EXIT_OK
 
 
 def _verify(journal: Any, path: Path) -> int:
@@ -64,13 +121,16 @@ def _verify(journal: Any, path: Path) -> int:
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if report.ok:
-        print(f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
-              f"intact up to row {report.last_seq}, every verdict as the rules decide")  # fmt: skip
+        print(
+            f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
+            f"intact up to row {report.last_seq}, every verdict as the rules decide"
+        )
         return EXIT_OK
     for problem in report.problems:
         print(f"{path}: {problem}", file=sys.stderr)
-    print(f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows", file=sys.stderr
+    )
     return 1
 
 
@@ -86,8 +146,9 @@ def _export(journal: Any, args: argparse.Namespace) -> int:
         with open(args.output, "wb") as f:
             count = journal.export(f, after=args.after)
     except OSError as exc:
-        print(f"station journal export: cannot write {args.output}: {exc.strerror}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"station journal export: cannot write {args.output}: {exc.strerror}", file=sys.stderr
+        )
         return EXIT_USAGE
     print(f"{count} events written to {args.output}", file=sys.stderr)
     return EXIT_OK

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         from station.core.paytables import PaytableError
         from station.core.paytables import load as load_paytable
 
-        try:
+        try:  # --paytable, else the [table] paytable of --config (`resolve_table_options`)
             paytable = load_paytable(args.paytable)
         except PaytableError as exc:
             print(f"station replay: {exc}", file=sys.stderr)

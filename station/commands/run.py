@@ -21,33 +21,36 @@ class HideTokens(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(TOKEN_IN_QUERY.sub(r"\1<hidden>", a) if isinstance(a, str)
-                                else a for a in record.args)  # fmt: skip
+            record.args = tuple(
+                TOKEN_IN_QUERY.sub(r"\1<hidden>", a) if isinstance(a, str) else a
+                for a in record.args
+            )
         return True
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run the live station service",
-                       description="Start the station: replay the journal, journal a restart, "
-                                   "read cards and serve the HTTP/WebSocket API.")  # fmt: skip
+    p = sub.add_parser(
+        "run",
+        help="run the live station service",
+        description="Start the station: replay the journal, journal a restart, "
+        "read cards and serve the HTTP/WebSocket API.",
+    )
     add_config_option(p)
-    p.add_argument("--bind", metavar="HOST:PORT", default=None,
-                   help="listen here instead of [api] bind")  # fmt: skip
-    p.add_argument("--log-level", default="info",
-                   choices=("debug", "info", "warning", "error"))  # fmt: skip
+    p.add_argument(
+        "--bind", metavar="HOST:PORT", default=None, help="listen here instead of [api] bind"
+    )
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import dataclasses
 
     import uvicorn
 
     from drivers import create_reader
-    from drivers.config import ConfigError as ReaderConfigError
     from station.api import create_app
-    from station.live.config import ConfigError
+    from station.live.config import ConfigError, parse_bind
     from station.live.sdnotify import Notifier
     from station.live.service import Station
     from station.live.tokens import TokenStore
@@ -58,24 +61,26 @@ def run(args: argparse.Namespace) -> int:
     api = config.api
     if args.bind is not None:
         try:
-            api = dataclasses.replace(api, bind=args.bind)
-            api.check("--bind")
+            api = api.model_copy(update={"bind": parse_bind(args.bind)})
         except ConfigError as exc:
-            print(f"station run: {exc}", file=sys.stderr)
+            print(f"station run: --bind: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        config = dataclasses.replace(config, api=api)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+        config = config.model_copy(update={"api": api})
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         tokens = TokenStore(api.tokens, api.token_file)
         reader = create_reader(config.reader) if config.reader is not None else None
-    except (ConfigError, ReaderConfigError, KeyError) as exc:
+    except (ConfigError, KeyError) as exc:
         print(f"station run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     station = Station(config, reader)
     app = create_app(station, tokens)
-    print(f"station: table {config.table.id}, journal {config.journal.path}, reader "
-          f"{reader.name if reader else 'none'}, dashboard http://{api.bind}/ (API docs /api/docs)")
+    print(
+        f"station: table {config.table.id}, journal {config.journal.path}, reader "
+        f"{reader.name if reader else 'none'}, dashboard http://{api.bind}/ (API docs /api/docs)"
+    )
     if api.demo_tokens:
         roles = (*DEMO_ROLES, "rig") if api.allow_rig else DEMO_ROLES
         print("demo tokens (valid until the station stops; send 'Authorization: Bearer TOKEN'):")
@@ -84,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
     if api.public_read:
         print("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
     sys.stdout.flush()
-    server = uvicorn.Server(uvicorn.Config(app, host=api.host, port=api.port,
-                                           log_level=args.log_level, lifespan="on"))  # fmt: skip
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=api.host, port=api.port, log_level=args.log_level, lifespan="on")
+    )
     for name in ("uvicorn.error", "uvicorn.access"):  # configured by uvicorn.Config above
         logging.getLogger(name).addFilter(HideTokens())
 

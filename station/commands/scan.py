@@ -17,23 +17,33 @@ from station.commands.common import add_config_option
 from station.commands.options import EXIT_USAGE
 
 if TYPE_CHECKING:
-    from drivers.camera import CameraSettings
+    from drivers.config import CameraSettings
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("scan", help="print the cards a camera sees, one JSON line each",
-                       description="Read a camera, video file or image sequence and print "
-                                   '{"card": "AS" | null, "frame": n, "confidence": c} per '
-                                   "card passage. Options not given come from --config's "
-                                   "[reader.camera].")  # fmt: skip
+    p = sub.add_parser(
+        "scan",
+        help="print the cards a camera sees, one JSON line each",
+        description="Read a camera, video file or image sequence and print "
+        '{"card": "AS" | null, "frame": n, "confidence": c} per '
+        "card passage. Options not given come from --config's "
+        "[reader.camera].",
+    )
     add_config_option(p)
-    p.add_argument("--source", default=None,
-                   help="device index (0), video file, image pattern or stream URL "
-                        "(default: [reader.camera] source)")  # fmt: skip
+    p.add_argument(
+        "--source",
+        default=None,
+        help="device index (0), video file, image pattern or stream URL "
+        "(default: [reader.camera] source)",
+    )
     p.add_argument("--model", help="a rank-suit model (station calibrate camera)")
-    p.add_argument("--barcode", metavar="CODEC", default=None,
-                   help="read printed barcodes instead, decoded by this codec "
-                        "(text, suit-rank-4, index52, table:FILE)")  # fmt: skip
+    p.add_argument(
+        "--barcode",
+        metavar="CODEC",
+        default=None,
+        help="read printed barcodes instead, decoded by this codec "
+        "(text, suit-rank-4, index52, table:FILE)",
+    )
     p.add_argument("--roi", default=None, metavar="X,Y,W,H")
     p.add_argument("--level", type=int, default=None, help="card-stock level (0-255)")
     p.add_argument("--min-confidence", type=float, default=None)
@@ -43,27 +53,19 @@ def add_parser(sub: Any) -> None:
 def configured_camera(path: Path | None) -> tuple[CameraSettings, str] | None:
     """The `[reader.camera]` settings and the `[reader] codec` of the station config at
     `path` (None for no --config), checked as `station run` checks them. Raises
-    `drivers.config.ConfigError` naming the file and the key if they cannot be used."""
-    from drivers.camera import CameraSettings
+    `ConfigError` naming the file and the key if they cannot be used."""
     from drivers.config import ConfigError
-    from station.live.config import ConfigError as StationConfigError
     from station.live.config import load
 
     if path is None:
         return None
-    try:
-        reader = load(path).reader
-    except StationConfigError as exc:
-        raise ConfigError(str(exc)) from None
-    if reader is None or "camera" not in reader.options:
+    reader = load(path).reader
+    if reader is None or reader.camera is None:
         raise ConfigError(
             f"{path}: [reader.camera]: no such table, the config has no camera "
             "reader (see config/example.toml); give the options instead"
         )
-    try:
-        return CameraSettings.from_mapping(reader.options["camera"]), reader.codec
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    return reader.camera, reader.codec
 
 
 def missing(option: str, key: str) -> str:
@@ -72,41 +74,47 @@ def missing(option: str, key: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-
     import orjson
+    from pydantic import ValidationError
 
-    from drivers.camera import CameraSettings, make_recogniser
-    from drivers.config import ConfigError
+    from drivers.camera import make_recogniser
+    from drivers.config import CameraSettings, ConfigError, describe, parse_roi
     from drivers.recognition.scanner import Scanner, event
-    from drivers.recognition.source import SourceError, frames, open_source, parse_roi
+    from drivers.recognition.source import SourceError, frames, open_source
 
     if args.model is not None and args.barcode is not None:
-        print("station scan: give --model MODEL (rank-suit) or --barcode CODEC, not both",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "station scan: give --model MODEL (rank-suit) or --barcode CODEC, not both",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         configured = configured_camera(args.config)
-        settings, codec = configured or (CameraSettings(source="", model=""), "text")
+        values: dict[str, Any] = configured[0].model_dump() if configured else {}
+        codec = configured[1] if configured else "text"
         if args.model is not None:
-            settings = dataclasses.replace(settings, recogniser="rank-suit", model=args.model)
+            values.update(recogniser="rank-suit", model=args.model)
         elif args.barcode is not None:
-            settings, codec = dataclasses.replace(settings, recogniser="barcode"), args.barcode
+            values["recogniser"], codec = "barcode", args.barcode
         elif configured is None:
-            raise ConfigError("give --model MODEL (rank-suit) or --barcode CODEC, or --config "
-                              "FILE with a [reader.camera] table")  # fmt: skip
+            raise ConfigError(
+                "give --model MODEL (rank-suit) or --barcode CODEC, or --config "
+                "FILE with a [reader.camera] table"
+            )
         if args.source is not None:
-            settings = dataclasses.replace(settings, source=args.source)
-        if not settings.source:
+            values["source"] = args.source
+        if not values.get("source"):
             raise ConfigError(missing("--source SRC", "source"))
         if args.roi is not None:
-            settings = dataclasses.replace(settings, roi=parse_roi(args.roi, "--roi"))
+            values["roi"] = parse_roi(args.roi, "--roi")
         if args.min_confidence is not None:
-            settings = dataclasses.replace(settings, min_confidence=args.min_confidence)
+            values["min_confidence"] = args.min_confidence
         if args.level is not None:
-            settings = dataclasses.replace(
-                settings, passage=dataclasses.replace(settings.passage, level=args.level)
-            )
+            values["level"] = args.level
+        try:
+            settings = CameraSettings.model_validate(values)
+        except ValidationError as exc:
+            raise ConfigError(describe(exc, CameraSettings, ("reader", "camera"))) from None
         recogniser = make_recogniser(settings, codec)
         capture = open_source(settings.source)
     except (ConfigError, SourceError, ValueError) as exc:

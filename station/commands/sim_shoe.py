@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from station.commands.common import load_config
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
@@ -43,39 +44,69 @@ def add_parser(sub: Any) -> None:
         "reader's part of it as serial bytes into a pseudo-terminal, at a dealer's pace; "
         "dealer and supervisor events go to the station's API with --station.",
     )
-    p.add_argument("--link", type=Path, default=None, metavar="PATH",
-                   help="make PATH a symlink to the pty (point [reader] url at it); needed "
-                        "for the disconnect fault, which unplugs and replugs the pty")  # fmt: skip
-    p.add_argument("--pace", type=_seconds, default=1.0, metavar="SECONDS",
-                   help="time between cards and other events (default 1)")  # fmt: skip
-    p.add_argument("--unplug-for", type=_seconds, default=1.0, metavar="SECONDS",
-                   help="how long a disconnect fault unplugs the reader (default 1)")  # fmt: skip
+    p.add_argument(
+        "--link",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="make PATH a symlink to the pty (point [reader] url at it); needed "
+        "for the disconnect fault, which unplugs and replugs the pty",
+    )
+    p.add_argument(
+        "--pace",
+        type=_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="time between cards and other events (default 1)",
+    )
+    p.add_argument(
+        "--unplug-for",
+        type=_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="how long a disconnect fault unplugs the reader (default 1)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles and faults")
     add_table_options(p)
     p.add_argument("--shoes", type=positive_int, default=1, help="shoes to deal (default 1)")
-    p.add_argument("--rounds", type=positive_int, default=None,
-                   help="at most N rounds per shoe; the supervisor then ends the shoe")  # fmt: skip
-    p.add_argument("--cut-depth", default=None, metavar="CARDS_OR_FRACTION",
-                   help="cards behind the cut card, or a share of the shoe "
-                        "(default 16)")  # fmt: skip
-    p.add_argument("--faults", default=None, metavar="SPEC",
-                   help="NAME=RATE[,...] or all=RATE: the faults of `station simulate`, plus "
-                        "garbled (a card's frame corrupted on the line)")  # fmt: skip
+    p.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=None,
+        help="at most N rounds per shoe; the supervisor then ends the shoe",
+    )
+    p.add_argument(
+        "--cut-depth",
+        default=None,
+        metavar="CARDS_OR_FRACTION",
+        help="cards behind the cut card, or a share of the shoe (default 16)",
+    )
+    p.add_argument(
+        "--faults",
+        default=None,
+        metavar="SPEC",
+        help="NAME=RATE[,...] or all=RATE: the faults of `station simulate`, plus "
+        "garbled (a card's frame corrupted on the line)",
+    )
     # --config (from add_table_options) also gives the [reader] table: how the shoe talks.
-    reader = p.add_argument_group("how the shoe's reader talks (default: the [reader] table "
-                                  "of --config, else the station's defaults)")  # fmt: skip
+    reader = p.add_argument_group(
+        "how the shoe's reader talks (default: the [reader] table "
+        "of --config, else the station's defaults)"
+    )
     for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
         reader.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None)
     api = p.add_argument_group("the station's API, for dealer and supervisor events")
-    api.add_argument("--station", default=None, metavar="URL",
-                     help="e.g. http://127.0.0.1:8000 (else those events are skipped)")  # fmt: skip
+    api.add_argument(
+        "--station",
+        default=None,
+        metavar="URL",
+        help="e.g. http://127.0.0.1:8000 (else those events are skipped)",
+    )
     api.add_argument("--token", default="", help="bearer token (supervisor or rig role)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import tomllib
-
     import orjson
 
     from drivers.config import ConfigError, from_mapping
@@ -91,25 +122,30 @@ def run(args: argparse.Namespace) -> int:
     if not resolve_table_options(args, "sim-shoe"):
         return EXIT_USAGE
     gated = not args.ungated
-    settings: dict[str, Any] = {}
-    if args.config is not None:
-        try:
-            with open(args.config, "rb") as handle:
-                settings = dict(tomllib.load(handle).get("reader", {}))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            return fail(f"cannot read --config {args.config}: {exc}")
+    station_config = load_config(args, "sim-shoe") if args.config is not None else None
+    if args.config is not None and station_config is None:
+        return EXIT_USAGE
+    # The shoe talks as the station's [reader] expects; the flags below win.
+    reader = station_config.reader if station_config is not None else None
+    settings: dict[str, Any] = reader.model_dump(exclude={"camera", "sim"}) if reader else {}
     for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     settings["driver"] = "serial"
-    settings = {k: v for k, v in settings.items() if not isinstance(v, dict)}  # [reader.sim]...
     try:
         config = from_mapping(settings)
         cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)
         faults = parse_rig_faults(args.faults, gated)
-        stream = rig_events(args.seed, faults, gated, decks=args.decks, shoes=args.shoes,
-                            cut_depth=cut_depth, cut_policy=args.cut_policy,
-                            rounds=args.rounds)  # fmt: skip
+        stream = rig_events(
+            args.seed,
+            faults,
+            gated,
+            decks=args.decks,
+            shoes=args.shoes,
+            cut_depth=cut_depth,
+            cut_policy=args.cut_policy,
+            rounds=args.rounds,
+        )
     except ConfigError as exc:
         return fail(str(exc))
     except FaultSpecError as exc:
@@ -119,9 +155,12 @@ def run(args: argparse.Namespace) -> int:
     if faults.get("disconnect", 0.0) > 0 and args.link is None:
         return fail("the disconnect fault needs --link (the reader finds the port again there)")
     if args.station is None:
-        print("station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "
-              "resume, void, end_shoe) are skipped; start the shoe by hand at an ungated "
-              "table", file=sys.stderr)  # fmt: skip
+        print(
+            "station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "
+            "resume, void, end_shoe) are skipped; start the shoe by hand at an ungated "
+            "table",
+            file=sys.stderr,
+        )
 
     out = sys.stdout.buffer
 
@@ -134,10 +173,20 @@ def run(args: argparse.Namespace) -> int:
 
     port = PtyPort(args.link)
     where = f"{port.slave_name}" + (f" (linked at {args.link})" if args.link else "")
-    note(f"shoe on {where}: {config.line_settings()}, {config.framing} framing, "
-         f"codec {config.codec}, {args.pace:g} s between events")  # fmt: skip
-    rig = Rig(port, ShoeEncoder(config), report, pace=args.pace, unplug_for=args.unplug_for,
-              station=args.station, token=args.token, note=note)  # fmt: skip
+    note(
+        f"shoe on {where}: {config.line_settings()}, {config.framing} framing, "
+        f"codec {config.codec}, {args.pace:g} s between events"
+    )
+    rig = Rig(
+        port,
+        ShoeEncoder(config),
+        report,
+        pace=args.pace,
+        unplug_for=args.unplug_for,
+        station=args.station,
+        token=args.token,
+        note=note,
+    )
     try:
         played = rig.play(stream)
     except RigError as exc:

@@ -12,9 +12,12 @@ from station.live.config import ROLES
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("token", help="add, revoke or list API tokens",
-                       description="Tokens are stored as sha256 hashes in [api] token_file; "
-                                   "a running station sees changes at once.")  # fmt: skip
+    p = sub.add_parser(
+        "token",
+        help="add, revoke or list API tokens",
+        description="Tokens are stored as sha256 hashes in [api] token_file; "
+        "a running station sees changes at once.",
+    )
     tsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = tsub.add_parser("add", help="make a token (printed once, never stored)")
     a.add_argument("--role", required=True, choices=ROLES)
@@ -50,23 +53,33 @@ def run(args: argparse.Namespace) -> int:
         name = args.name.strip()
         taken = {e.name for e in (*entries, *config.api.tokens)}
         if not name or name in taken:
-            print(f"station token add: the name {args.name!r} is "
-                  f"{'taken' if name else 'empty'}; pick another", file=sys.stderr)  # fmt: skip
+            print(
+                f"station token add: the name {args.name!r} is "
+                f"{'taken' if name else 'empty'}; pick another",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         token = new_token()
-        write_token_file(path, [*entries, TokenEntry(name, args.role, token_hash(token))])
+        entry = TokenEntry(name=name, role=args.role, sha256=token_hash(token))
+        write_token_file(path, [*entries, entry])
         print(token)
-        print(f"token {name!r} ({args.role}) added to {path}; it is shown only this once",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"token {name!r} ({args.role}) added to {path}; it is shown only this once",
+            file=sys.stderr,
+        )
         if args.role == "rig" and not config.api.allow_rig:
             print("note: rig tokens are refused unless [api] allow_rig = true", file=sys.stderr)
         return EXIT_OK
     kept = [e for e in entries if e.name != args.name]
     if len(kept) == len(entries):
-        where = " (it is in the config: remove it there)" if any(
-            e.name == args.name for e in config.api.tokens) else ""
-        print(f"station token revoke: no token named {args.name!r} in {path}{where}",
-              file=sys.stderr)  # fmt: skip
+        where = (
+            " (it is in the config: remove it there)"
+            if any(e.name == args.name for e in config.api.tokens)
+            else ""
+        )
+        print(
+            f"station token revoke: no token named {args.name!r} in {path}{where}", file=sys.stderr
+        )
         return EXIT_USAGE
     write_token_file(path, kept)
     print(f"token {args.name!r} revoked", file=sys.stderr)

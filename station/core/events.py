@@ -97,9 +97,16 @@ class RestartEvent(TypedDict):
 
 #: Any event of the vocabulary (extra keys allowed at run time, see the module docstring).
 Event = (
-    ShoeEvent | CardEvent | CutEvent | CloseBetsEvent | ResumeEvent | VoidEvent
-    | EndShoeEvent | FaultEvent | RestartEvent
-)  # fmt: skip
+    ShoeEvent
+    | CardEvent
+    | CutEvent
+    | CloseBetsEvent
+    | ResumeEvent
+    | VoidEvent
+    | EndShoeEvent
+    | FaultEvent
+    | RestartEvent
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,26 +153,73 @@ def _kinds(*kinds: EventKind) -> Mapping[str, EventKind]:
 
 #: The vocabulary, in the order of the dealing rules' replay format.
 VOCABULARY: Mapping[str, EventKind] = _kinds(
-    EventKind(SHOE, ShoeEvent, "dealer", False, "New shoe", "Start a new shoe?", "new shoe",
-              {}),
-    EventKind(CARD, CardEvent, "rig", True, "Card", None, "card",
-              {"card": "a card code, or null if unreadable"}),
+    EventKind(SHOE, ShoeEvent, "dealer", False, "New shoe", "Start a new shoe?", "new shoe", {}),
+    EventKind(
+        CARD,
+        CardEvent,
+        "rig",
+        True,
+        "Card",
+        None,
+        "card",
+        {"card": "a card code, or null if unreadable"},
+    ),
     EventKind(CUT, CutEvent, "rig", True, "Cut card", None, "cut card", {}),
-    EventKind(CLOSE_BETS, CloseBetsEvent, "dealer", False, "No more bets",
-              "No more bets: close betting for the next round?", "no more bets", {}),
-    EventKind(RESUME, ResumeEvent, "supervisor", False, "Resume", "Resume the table?", "resume",
-              {"card": "a card code read by eye (placed where a card is due), or null for a "
-                       "plain resume"}),
-    EventKind(VOID, VoidEvent, "supervisor", False, "Void round",
-              "Void the round in progress? Its cards are discarded and its bets refunded.",
-              "void round", {}),
-    EventKind(END_SHOE, EndShoeEvent, "supervisor", False, "End shoe",
-              "End the shoe now? A round in progress is voided.", "end shoe", {}),
-    EventKind(FAULT, FaultEvent, "rig", True, "Reader fault", None, "reader fault",
-              {"detail": "a text saying what failed"}),
-    EventKind(RESTART, RestartEvent, None, False, "Station restart", None, "station restart",
-              {}),
-)  # fmt: skip
+    EventKind(
+        CLOSE_BETS,
+        CloseBetsEvent,
+        "dealer",
+        False,
+        "No more bets",
+        "No more bets: close betting for the next round?",
+        "no more bets",
+        {},
+    ),
+    EventKind(
+        RESUME,
+        ResumeEvent,
+        "supervisor",
+        False,
+        "Resume",
+        "Resume the table?",
+        "resume",
+        {
+            "card": "a card code read by eye (placed where a card is due), or null for a "
+            "plain resume"
+        },
+    ),
+    EventKind(
+        VOID,
+        VoidEvent,
+        "supervisor",
+        False,
+        "Void round",
+        "Void the round in progress? Its cards are discarded and its bets refunded.",
+        "void round",
+        {},
+    ),
+    EventKind(
+        END_SHOE,
+        EndShoeEvent,
+        "supervisor",
+        False,
+        "End shoe",
+        "End the shoe now? A round in progress is voided.",
+        "end shoe",
+        {},
+    ),
+    EventKind(
+        FAULT,
+        FaultEvent,
+        "rig",
+        True,
+        "Reader fault",
+        None,
+        "reader fault",
+        {"detail": "a text saying what failed"},
+    ),
+    EventKind(RESTART, RestartEvent, None, False, "Station restart", None, "station restart", {}),
+)
 
 #: Every event type, in the vocabulary's order.
 EVENT_TYPES: tuple[str, ...] = tuple(VOCABULARY)

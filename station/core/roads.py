@@ -84,12 +84,17 @@ def beads(results: Sequence[Mapping[str, Any]]) -> list[Bead]:
     out: list[Bead] = []
     for r in results:
         winner = _winner(r)
-        out.append(Bead(
-            round=int(r.get("round", len(out) + 1)), winner=winner,
-            player_total=int(r.get("player_total", 0)), banker_total=int(r.get("banker_total", 0)),
-            player_pair=bool(r.get("player_pair")), banker_pair=bool(r.get("banker_pair")),
-            natural=bool(r.get("player_natural") or r.get("banker_natural")),
-        ))  # fmt: skip
+        out.append(
+            Bead(
+                round=int(r.get("round", len(out) + 1)),
+                winner=winner,
+                player_total=int(r.get("player_total", 0)),
+                banker_total=int(r.get("banker_total", 0)),
+                player_pair=bool(r.get("player_pair")),
+                banker_pair=bool(r.get("banker_pair")),
+                natural=bool(r.get("player_natural") or r.get("banker_natural")),
+            )
+        )
     return out
 
 
@@ -199,8 +204,9 @@ def predictions(road: BigRoad) -> dict[str, dict[str, Colour | None]]:
     for winner in (BANKER, PLAYER):
         after = next_lengths(lengths, last, winner)
         c = len(after) - 1
-        out[winner] = {name: derived_colour(after, c, after[c] - 1, k)
-                       for name, k in DERIVED.items()}  # fmt: skip
+        out[winner] = {
+            name: derived_colour(after, c, after[c] - 1, k) for name, k in DERIVED.items()
+        }
     return out
 
 
@@ -211,11 +217,20 @@ def scoreboards(results: Sequence[Mapping[str, Any]], rows: int = ROWS) -> dict[
     lengths = road.lengths
     big_pos = bend(lengths, rows)
     big = [
-        {"x": x, "y": y, "column": c, "depth": d, "round": cell.round, "winner": cell.winner,
-         "ties": cell.ties, "player_pair": cell.player_pair, "banker_pair": cell.banker_pair}
+        {
+            "x": x,
+            "y": y,
+            "column": c,
+            "depth": d,
+            "round": cell.round,
+            "winner": cell.winner,
+            "ties": cell.ties,
+            "player_pair": cell.player_pair,
+            "banker_pair": cell.banker_pair,
+        }
         for c, (column, positions) in enumerate(zip(road.columns, big_pos, strict=True))
         for d, (cell, (x, y)) in enumerate(zip(column, positions, strict=True))
-    ]  # fmt: skip
+    ]
     derived = {}
     for name, k in DERIVED.items():
         cols = columns_of(derived_road(lengths, k))
@@ -237,9 +252,17 @@ def scoreboards(results: Sequence[Mapping[str, Any]], rows: int = ROWS) -> dict[
     return {
         "rows": rows,
         "bead_plate": [
-            {"x": i // rows, "y": i % rows, "round": b.round, "winner": b.winner,
-             "player_total": b.player_total, "banker_total": b.banker_total,
-             "player_pair": b.player_pair, "banker_pair": b.banker_pair, "natural": b.natural}
+            {
+                "x": i // rows,
+                "y": i % rows,
+                "round": b.round,
+                "winner": b.winner,
+                "player_total": b.player_total,
+                "banker_total": b.banker_total,
+                "player_pair": b.player_pair,
+                "banker_pair": b.banker_pair,
+                "natural": b.natural,
+            }
             for i, b in enumerate(plate)
         ],
         "big_road": big,
@@ -254,6 +277,8 @@ def scoreboards(results: Sequence[Mapping[str, Any]], rows: int = ROWS) -> dict[
 def _winner(result: Mapping[str, Any]) -> str:
     winner = result.get("winner")
     if winner not in (BANKER, PLAYER, TIE):
-        raise RoadError(f"round {result.get('round', '?')}: winner must be banker, player or "
-                        f"tie, got {winner!r}")  # fmt: skip
+        raise RoadError(
+            f"round {result.get('round', '?')}: winner must be banker, player or "
+            f"tie, got {winner!r}"
+        )
     return str(winner)

@@ -76,9 +76,12 @@ _STATE_FIELDS = tuple(f.name for f in fields(TableSnapshot) if f.name not in _NO
 
 
 def take(
-    table: Table, seq: int, table_id: str, suspended_since: int | None,
+    table: Table,
+    seq: int,
+    table_id: str,
+    suspended_since: int | None,
     previous: TableSnapshot | None = None,
-) -> TableSnapshot:  # fmt: skip
+) -> TableSnapshot:
     """The snapshot of `table` now (call it from the writer only). With the `previous`
     snapshot, its values that did not change are shared, not copied again."""
     rnd = table.round
@@ -89,8 +92,10 @@ def take(
             "code": susp.code,
             "explanation": EXPLANATIONS.get(susp.code, susp.code),
             "card": susp.card if isinstance(susp.card, str | None) else repr(susp.card),
-            "later": [{"code": c, "card": k if isinstance(k, str | None) else repr(k)}
-                      for c, k in susp.later],
+            "later": [
+                {"code": c, "card": k if isinstance(k, str | None) else repr(k)}
+                for c, k in susp.later
+            ],
             "since_seq": suspended_since,
         }
     results = table.results
@@ -101,8 +106,11 @@ def take(
         published_results = previous.results
     else:
         published_results = tuple(results)
-    if (previous is not None and same_shoe
-            and previous.cards_out - previous.unreadable == cards_out - table.unreadable):
+    if (
+        previous is not None
+        and same_shoe
+        and previous.cards_out - previous.unreadable == cards_out - table.unreadable
+    ):
         remaining = previous.remaining
     else:
         remaining = MappingProxyType(table.remaining())
@@ -126,8 +134,14 @@ def take(
         burns_due=table.burns_due,
         burned=tuple(table.burned),
         rounds_opened=table.rounds_opened,
-        round=None if rnd is None else {"number": rnd.number, "player": list(rnd.player),
-                                        "banker": list(rnd.banker), "due": rnd.due},
+        round=None
+        if rnd is None
+        else {
+            "number": rnd.number,
+            "player": list(rnd.player),
+            "banker": list(rnd.banker),
+            "due": rnd.due,
+        },
         due=table.due(),
         expecting=table.expecting(),
         suspension=suspension,

@@ -1,90 +1,256 @@
-"""The station's TOML config: one file, every key with a documented default.
+"""The station's TOML config: one file, one tree of typed models, every key documented.
 
-Every section is a frozen dataclass; `load(path)` reads the file with `tomllib`, rejects
-unknown keys and values of the wrong type or range with an error that names the file,
-the section and the key, and fills in the defaults. `config/example.toml` documents
-every key. Relative paths are relative to the current directory (the service's
-working directory).
+Each table is a frozen pydantic model (`drivers.config.Section`: strict types, unknown
+keys refused) whose fields carry their default, bounds and meaning; `StationConfig`
+composes them, with the drivers' `ReaderConfig` as `[reader]`. `load(path)` reads the
+file with `tomllib` and turns any problem into one `ConfigError` that names the file,
+the section and the key. `config/example.toml` shows every key with its default (a test
+keeps it in step with these models).
 
-The `[reader]` table belongs to the drivers: it is validated by
-`drivers.config.from_mapping` (a `drivers.config.ReaderConfig`; driver settings such as
-the demo's `[reader.sim]` are sub-tables). A file with no `[reader]` table runs the
-station without a reader (events come only through the API, e.g. on a test rig).
+Relative paths in a config file (the journal, the token file, the camera model and
+source, a `table:FILE` codec) are relative to the config file's folder, so the station
+finds them whatever its working directory. Without a file (all defaults) they are
+relative to the working directory. A file with no `[reader]` table runs the station
+without a reader (events come only through the API, e.g. on a test rig).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import os
 import tomllib
-import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any
 
-from drivers.config import ReaderConfig, parse_bytes
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from drivers.config import (
+    ConfigError,
+    Problem,
+    ReaderConfig,
+    Section,
+    bounds,
+    describe,
+    parse_bytes,
+)
+from station.core.paytables import Paytable, PaytableError, available
+from station.core.paytables import load as load_paytable
 from station.core.table import CUT_POLICIES, Table
 
+__all__ = [
+    "ROLES",
+    "ApiConfig",
+    "ConfigError",
+    "JournalConfig",
+    "ReaderConfig",
+    "SignalsConfig",
+    "StationConfig",
+    "TableConfig",
+    "TokenEntry",
+    "WebhookConfig",
+    "from_mapping",
+    "load",
+    "parse_bind",
+]
+
 ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
+#: The most decks a shoe holds (casinos deal 6 or 8).
+MAX_DECKS = 16
+#: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
+WEBHOOK_EVENTS = (
+    "round_result",
+    "round_voided",
+    "shoe_started",
+    "shoe_finished",
+    "suspended",
+    "resumed",
+)
+#: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
+MIN_SECRET_BYTES = 32
 
 
-class ConfigError(Exception):
-    """The config cannot be used; the message names the key and says what is expected."""
+def _resolve(path: Path, info: ValidationInfo) -> Path:
+    """`path` against the config file's folder (the validation context), if relative."""
+    base = info.context.get("base") if isinstance(info.context, Mapping) else None
+    if base is None or path.is_absolute():
+        return path
+    return Path(os.path.normpath(Path(base) / path))
 
 
-@dataclass(frozen=True)
-class TableConfig:
+def parse_bind(text: str) -> str:
+    """`text` if it is HOST:PORT with a port from 0 to 65535 (ConfigError otherwise)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(
+            f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to 65535, got {text!r}"
+        )
+    return text
+
+
+class TableConfig(Section):
     """`[table]`: which table this is and how it is dealt (the rules' options)."""
 
-    id: str = "table-1"
-    decks: int = 8
-    gated: bool = True
-    cut_policy: str = "one_more"
+    id: str = Field(
+        "table-1", description="this table's name, in the journal, the webhooks and the dashboard"
+    )
+    decks: int = Field(
+        8,
+        ge=1,
+        le=MAX_DECKS,
+        description="52-card decks in the shoe (a card seen more than `decks` times is foreign)",
+    )
+    gated: bool = Field(
+        True,
+        description="cards may be dealt only after an accepted close_bets (false: ungated table)",
+    )
+    cut_policy: str = Field(
+        "one_more",
+        description="what the cut card does while a round is "
+        'being dealt: "one_more" (the next round '
+        'is the last) or "last_round" (this round '
+        "is the last)",
+    )
+    paytable: str = Field(
+        "traditional",
+        description="what the table pays, for the live odds and the game server: a shipped "
+        'paytable ("traditional", "no_commission") or a paytable TOML file, relative to '
+        "the config file's folder",
+    )
+    _paytable: Paytable | None = PrivateAttr(None)
 
-    def check(self, where: str) -> None:
-        if not self.id.strip():
-            raise ConfigError(f"{where}.id: must not be empty")
-        if self.decks < 1:
-            raise ConfigError(f"{where}.decks: must be at least 1, got {self.decks}")
-        if self.cut_policy not in CUT_POLICIES:
-            raise ConfigError(f"{where}.cut_policy: must be one of {', '.join(CUT_POLICIES)}, "
-                              f"got {self.cut_policy!r}")  # fmt: skip
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("cut_policy")
+    @classmethod
+    def _cut_policy(cls, value: str) -> str:
+        if value not in CUT_POLICIES:
+            raise ValueError(f"must be one of {', '.join(CUT_POLICIES)}, got {value!r}")
+        return value
+
+    @field_validator("paytable")
+    @classmethod
+    def _paytable_spec(cls, value: str, info: ValidationInfo) -> str:
+        """A shipped name as it is, a file against the config's folder; it must load."""
+        if value not in available():
+            if not value.strip():
+                raise ValueError(f"must name a paytable ({', '.join(available())}) or a file")
+            value = str(_resolve(Path(value), info))
+        try:
+            load_paytable(value)
+        except PaytableError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def load_paytable(self) -> Paytable:
+        """The paytable in force (validation vouched that it loads; read once, and again
+        after a `model_copy` that changed it)."""
+        loaded = self._paytable
+        if loaded is None or self.paytable not in (loaded.name, loaded.source):
+            loaded = load_paytable(self.paytable)
+            self._paytable = loaded
+        return loaded
 
     def new_table(self) -> Table:
-        """A fresh table dealt by these settings (`check` has vouched for cut_policy)."""
+        """A fresh table dealt by these settings (validation vouched for cut_policy)."""
         return Table(decks=self.decks, gated=self.gated, cut_policy=self.cut_policy)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class JournalConfig:
+class JournalConfig(Section):
     """`[journal]`: where the durable journal lives."""
 
-    path: Path = Path("var/journal.db")
+    path: Path = Field(
+        Path("var/journal.db"),
+        strict=False,
+        description="the journal (SQLite, WAL, synchronous FULL) and its head "
+        "anchor <path>.head; relative to the config file's "
+        "folder",
+    )
 
-    def check(self, where: str) -> None:
-        if not str(self.path).strip():
-            raise ConfigError(f"{where}.path: must not be empty")
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
 
 
-@dataclass(frozen=True)
-class TokenEntry:
+class TokenEntry(Section):
     """One API token, by hash only (see `station.live.tokens`)."""
 
-    name: str
-    role: str
-    sha256: str
+    name: str = Field(description="who holds it, e.g. game-server or alice")
+    role: str = Field(description=f"one of {', '.join(ROLES)}")
+    sha256: str = Field(
+        description="the token's sha256, 64 lower-case hex digits (the output "
+        "of `station token add`)"
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, value: str) -> str:
+        if value not in ROLES:
+            raise ValueError(f"must be one of {', '.join(ROLES)}, got {value!r}")
+        return value
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, value: str) -> str:
+        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+            raise ValueError(
+                "expected 64 lower-case hex digits (the output of `station token add`)"
+            )
+        return value
 
 
-@dataclass(frozen=True)
-class ApiConfig:
+class ApiConfig(Section):
     """`[api]`: where the HTTP/WebSocket API listens and who may use it."""
 
-    bind: str = "127.0.0.1:8000"
-    public_read: bool = False
-    tokens: tuple[TokenEntry, ...] = ()
-    token_file: Path = Path("var/tokens.toml")
-    allow_rig: bool = False
-    demo_tokens: bool = False
+    bind: str = Field(
+        "127.0.0.1:8000",
+        description="HOST:PORT where the HTTP/WebSocket API listens (port 0 to 65535)",
+    )
+    public_read: bool = Field(
+        False, description="true: GET /api/state, /api/journal and WS /api/live need no token"
+    )
+    tokens: tuple[TokenEntry, ...] = Field(
+        (), strict=False, description="tokens by hash, [{name, role, sha256}]"
+    )
+    token_file: Path = Field(
+        Path("var/tokens.toml"),
+        strict=False,
+        description="the token file managed by `station token add/"
+        "revoke` (re-read when it changes); relative to the "
+        "config file's folder",
+    )
+    allow_rig: bool = Field(
+        False,
+        description="accept rig tokens (card, cut and fault events "
+        "through the API): test rigs only",
+    )
+    demo_tokens: bool = Field(
+        False,
+        description="make a token per role at start, print them, "
+        "and forget them at exit (demo only)",
+    )
 
     @property
     def host(self) -> str:
@@ -94,63 +260,208 @@ class ApiConfig:
     def port(self) -> int:
         return int(self.bind.rpartition(":")[2])
 
-    def check(self, where: str) -> None:
-        host, sep, port = self.bind.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-            raise ConfigError(f"{where}.bind: expected HOST:PORT (e.g. 127.0.0.1:8000), "
-                              f"got {self.bind!r}")  # fmt: skip
-        names = set()
+    @field_validator("bind")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        return parse_bind(value)
+
+    @field_validator("token_file")
+    @classmethod
+    def _token_file(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _names_differ(self) -> ApiConfig:
+        seen: set[str] = set()
         for i, t in enumerate(self.tokens):
-            if t.role not in ROLES:
-                raise ConfigError(f"{where}.tokens[{i}].role: must be one of "
-                                  f"{', '.join(ROLES)}, got {t.role!r}")  # fmt: skip
-            if len(t.sha256) != 64 or any(c not in "0123456789abcdef" for c in t.sha256):
-                raise ConfigError(f"{where}.tokens[{i}].sha256: expected 64 lower-case hex "
-                                  "digits (the output of `station token add`)")  # fmt: skip
-            if t.name in names:
-                raise ConfigError(f"{where}.tokens[{i}].name: {t.name!r} is used twice")
-            names.add(t.name)
+            if t.name in seen:
+                raise Problem(("tokens", i, "name"), f"{t.name!r} is used twice")
+            seen.add(t.name)
+        return self
 
 
-@dataclass(frozen=True)
-class SignalsConfig:
-    """`[signals]`: who hears about suspensions, and what the shoe is told."""
+class WebhookConfig(Section):
+    """`[[signals.webhook]]`: one game-server endpoint, signed with its own secret.
 
-    webhooks: tuple[str, ...] = ()
-    webhook_timeout: float = 2.0
-    webhook_attempts: int = 8
-    webhook_backoff: float = 0.5
-    stop_command: str = ""
-    release_command: str = ""
+    The secret is read when the config is loaded (from `secret_file`, or from the
+    environment with `secret = "env:NAME"`) and kept out of the model's fields, so it is
+    never printed, journaled or dumped with the config.
+    """
 
-    def check(self, where: str) -> None:
+    url: StrictStr = Field(description="where the events are POSTed (http:// or https://)")
+    secret_file: Path | None = Field(
+        None,
+        strict=False,
+        description=f"a file holding the signing secret (at least {MIN_SECRET_BYTES} bytes; "
+        "surrounding whitespace is ignored); relative to the config file's folder",
+    )
+    secret: str | None = Field(
+        None,
+        description='"env:NAME": the signing secret is the environment variable NAME '
+        "(give this or secret_file, not both)",
+    )
+    events: tuple[str, ...] = Field(
+        WEBHOOK_EVENTS,
+        strict=False,
+        description=f"the events this endpoint gets, any of {', '.join(WEBHOOK_EVENTS)}",
+    )
+    _key: bytes = PrivateAttr(b"")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value
+
+    @field_validator("secret_file")
+    @classmethod
+    def _secret_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and (not str(value).strip() or str(value) == "."):
+            raise ValueError("must not be empty")
+        return None if value is None else _resolve(value, info)
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("must name at least one event (leave the key out for all of them)")
+        for name in value:
+            if name not in WEBHOOK_EVENTS:
+                raise ValueError(f"must be among {', '.join(WEBHOOK_EVENTS)}, got {name!r}")
+        if len(set(value)) != len(value):
+            raise ValueError("names an event twice")
+        return value
+
+    @model_validator(mode="after")
+    def _read_secret(self) -> WebhookConfig:
+        # The messages never quote the secret, only where it was to come from.
+        if (self.secret is None) == (self.secret_file is None):
+            raise Problem(
+                "secret_file",
+                'give the signing secret as secret_file = "FILE" or as '
+                'secret = "env:NAME" (one of the two)',
+            )
+        if self.secret is not None:
+            name = self.secret.removeprefix("env:")
+            if not self.secret.startswith("env:") or not name:
+                raise Problem(
+                    "secret",
+                    'write secret = "env:NAME" (the secret itself belongs in the '
+                    "environment or in secret_file, never in the config)",
+                )
+            if name not in os.environ:
+                raise Problem("secret", f"the environment variable {name} is not set")
+            key = os.environ[name].strip().encode()
+            where = f"the environment variable {name}"
+        else:
+            assert self.secret_file is not None
+            try:
+                key = self.secret_file.read_bytes().strip()
+            except OSError as exc:
+                raise Problem(
+                    "secret_file", f"cannot read {self.secret_file}: {exc.strerror}"
+                ) from None
+            where = str(self.secret_file)
+        if len(key) < MIN_SECRET_BYTES:
+            raise Problem(
+                "secret" if self.secret is not None else "secret_file",
+                f"the secret in {where} is {len(key)} bytes; it must be at least "
+                f"{MIN_SECRET_BYTES} (e.g. `openssl rand -hex 32`)",
+            )
+        self._key = key
+        return self
+
+    @property
+    def key(self) -> bytes:
+        """The signing secret (HMAC-SHA256 key)."""
+        return self._key
+
+
+class SignalsConfig(Section):
+    """`[signals]`: who hears about the table (the game server), and what the shoe is told."""
+
+    webhook: tuple[WebhookConfig, ...] = Field(
+        (),
+        strict=False,
+        description="the game server's endpoints, one [[signals.webhook]] table each: "
+        "signed events (rounds, voids, shoes, suspensions)",
+    )
+    webhooks: tuple[StrictStr, ...] = Field(
+        (),
+        strict=False,
+        description="deprecated: URLs that get an unsigned JSON POST on every suspension "
+        "and every resume only (use [[signals.webhook]])",
+    )
+    webhook_timeout: float = Field(
+        2.0,
+        gt=0,
+        le=300,
+        json_schema_extra=bounds("second"),
+        description="seconds before one POST is given up and retried",
+    )
+    webhook_attempts: int = Field(8, ge=1, le=100, description="tries per notice")
+    webhook_backoff: float = Field(
+        0.5,
+        ge=0,
+        le=30,
+        json_schema_extra=bounds("second"),
+        description="first wait between tries (s); it doubles, to at most 30 s",
+    )
+    stop_command: str = Field(
+        "",
+        description="written to the shoe when the table suspends: "
+        'text with \\xNN escapes, or "hex:13"; empty: '
+        "nothing (else the [reader] stop_command)",
+    )
+    release_command: str = Field(
+        "", description="written to the shoe when the table resumes (as stop_command)"
+    )
+
+    @field_validator("webhook", mode="before")
+    @classmethod
+    def _webhook_tables(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    raise Problem(
+                        (i,),
+                        "expected a [[signals.webhook]] table (url, secret_file or secret, "
+                        f"events), got the string {item!r}; plain URLs go in the deprecated "
+                        "webhooks = [...] (unsigned, suspensions and resumes only)",
+                    )
+        return value
+
+    @model_validator(mode="after")
+    def _webhooks(self) -> SignalsConfig:
         for i, url in enumerate(self.webhooks):
             if not url.startswith(("http://", "https://")):
-                raise ConfigError(f"{where}.webhooks[{i}]: expected an http:// or https:// "
-                                  f"URL, got {url!r}")  # fmt: skip
-        if self.webhook_timeout <= 0:
-            raise ConfigError(f"{where}.webhook_timeout: must be more than 0 seconds")
-        if self.webhook_attempts < 1:
-            raise ConfigError(f"{where}.webhook_attempts: must be at least 1")
-        if self.webhook_backoff < 0:
-            raise ConfigError(f"{where}.webhook_backoff: must not be negative")
-        for key in ("stop_command", "release_command"):
-            try:
-                parse_bytes(getattr(self, key))
-            except ValueError as exc:
-                raise ConfigError(f"{where}.{key}: {exc}") from None
+                raise Problem(("webhooks", i), f"expected an http:// or https:// URL, got {url!r}")
+        return self
+
+    @field_validator("stop_command", "release_command")
+    @classmethod
+    def _bytes(cls, value: str) -> str:
+        parse_bytes(value)
+        return value
 
 
-@dataclass(frozen=True)
-class StationConfig:
-    """The whole file."""
+class StationConfig(Section):
+    """The whole file. `source` (not a key of the file) says where it came from."""
 
-    table: TableConfig = field(default_factory=TableConfig)
-    reader: ReaderConfig | None = None
-    journal: JournalConfig = field(default_factory=JournalConfig)
-    api: ApiConfig = field(default_factory=ApiConfig)
-    signals: SignalsConfig = field(default_factory=SignalsConfig)
-    source: str = "(defaults)"
+    table: TableConfig = Field(default_factory=TableConfig, description="[table]")
+    reader: ReaderConfig | None = Field(None, description="[reader]; none: no reader")
+    journal: JournalConfig = Field(default_factory=JournalConfig, description="[journal]")
+    api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
+    signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
+    source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
+
+    @field_validator("reader", mode="before")
+    @classmethod
+    def _no_reader(cls, value: Any) -> Any:
+        return None if isinstance(value, Mapping) and not value else value
 
     @property
     def stop_command(self) -> bytes:
@@ -161,10 +472,8 @@ class StationConfig:
         return (self.reader.stop_command if self.reader is not None else None) or b""
 
 
-SECTIONS: dict[str, type[Any]] = {
-    "table": TableConfig, "journal": JournalConfig, "api": ApiConfig,
-    "signals": SignalsConfig,
-}  # fmt: skip
+#: The tables of the file (`source` is not one).
+SECTIONS = tuple(name for name in StationConfig.model_fields if name != "source")
 
 
 def load(path: str | Path | None) -> StationConfig:
@@ -178,89 +487,21 @@ def load(path: str | Path | None) -> StationConfig:
         raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return from_mapping(data, source=str(path))
+    return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
 
 
-def from_mapping(data: Mapping[str, Any], source: str = "config") -> StationConfig:
-    """The config from parsed TOML; every error names `source` and the key."""
-    unknown = sorted(set(data) - set(SECTIONS) - {"reader"})
+def from_mapping(
+    data: Mapping[str, Any], source: str = "config", base: Path | None = None
+) -> StationConfig:
+    """The config from parsed TOML (relative paths against `base`, the file's folder);
+    every error names `source`, the section and the key."""
+    unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
-        raise ConfigError(f"{source}: unknown section [{unknown[0]}] (known: "
-                          f"{', '.join(sorted([*SECTIONS, 'reader']))})")  # fmt: skip
-    parts: dict[str, Any] = {}
-    for name, cls in SECTIONS.items():
-        value = data.get(name, {})
-        where = f"{source}: [{name}]"
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a table of keys, got {type(value).__name__}")
-        section = _build(cls, value, f"{source}: {name}")
-        section.check(f"{source}: {name}")
-        parts[name] = section
-    parts["reader"] = _reader(data.get("reader", {}), source)
-    return StationConfig(**parts, source=source)
-
-
-def _reader(value: object, source: str) -> Any:
-    """The validated `ReaderConfig`, or None for no `[reader]` table (no reader)."""
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{source}: [reader]: expected a table of keys")
-    if not value:
-        return None
-    from drivers.config import ConfigError as ReaderConfigError
-    from drivers.config import from_mapping as reader_from_mapping
-
+        raise ConfigError(
+            f"{source}: unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)})"
+        )
     try:
-        return reader_from_mapping(value)
-    except ReaderConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from exc
-
-
-def _build(cls: type[Any], values: Mapping[str, Any], where: str) -> Any:
-    hints = get_type_hints(cls)
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - fields)
-    if unknown:
-        raise ConfigError(f"{where}.{unknown[0]}: unknown key (known: "
-                          f"{', '.join(sorted(fields))})")  # fmt: skip
-    kwargs = {k: _convert(v, hints[k], f"{where}.{k}") for k, v in values.items()}
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # a required field missing (token entries)
-        raise ConfigError(f"{where}: {exc}") from exc
-
-
-def _convert(value: Any, hint: Any, where: str) -> Any:
-    """Check `value` against the field's type: TOML already gives str/int/float/bool."""
-    origin = get_origin(hint)
-    if hint is bool:
-        if type(value) is not bool:
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if hint is int:
-        if type(value) is not int:
-            raise ConfigError(f"{where}: expected a whole number, got {value!r}")
-        return value
-    if hint is float:
-        if type(value) not in (int, float):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
-        return value
-    if hint is Path:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a path string, got {value!r}")
-        return Path(value)
-    if origin is tuple:
-        item = get_args(hint)[0]
-        if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        return tuple(_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a table like {{name = ..., role = ...}}")
-        return _build(hint, value, where)
-    if origin in (Union, types.UnionType):
-        return value
-    raise ConfigError(f"{where}: unsupported setting type {hint}")  # a programming error
+        config = StationConfig.model_validate(data, context={"base": base})
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, StationConfig, source=source)) from None
+    return config.model_copy(update={"source": source})

@@ -78,9 +78,15 @@ def now_ts() -> str:
 
 
 def row_hash(
-    seq: int, ts: str, source: str, actor: str, kind: str, event: str, verdict: str | None,
+    seq: int,
+    ts: str,
+    source: str,
+    actor: str,
+    kind: str,
+    event: str,
+    verdict: str | None,
     prev_hash: str,
-) -> str:  # fmt: skip
+) -> str:
     """The chain link: sha256 over the row's stored text and the previous row's hash."""
     text = _SEP.join((str(seq), ts, source, actor, kind, event, verdict or "", prev_hash))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -109,8 +115,14 @@ class Row:
         like a line of `station replay` output (here the journal's seq)."""
         v = self.verdict
         verdict = None if v is None else {"seq": self.seq, **{k: v[k] for k in VERDICT_KEYS}}
-        return {"seq": self.seq, "ts": self.ts, "source": self.source, "actor": self.actor,
-                "event": self.event, "verdict": verdict}  # fmt: skip
+        return {
+            "seq": self.seq,
+            "ts": self.ts,
+            "source": self.source,
+            "actor": self.actor,
+            "event": self.event,
+            "verdict": verdict,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +150,12 @@ def notice(source: str, actor: str, message: str, /, **details: Any) -> Pending:
 
 
 def table_settings(table_id: str, table: Table) -> dict[str, Any]:
-    return {"id": table_id, "decks": table.decks, "gated": table.gated,
-            "cut_policy": table.cut_policy}  # fmt: skip
+    return {
+        "id": table_id,
+        "decks": table.decks,
+        "gated": table.gated,
+        "cut_policy": table.cut_policy,
+    }
 
 
 class Journal:
@@ -150,14 +166,15 @@ class Journal:
         self.head_path = self.path.with_name(self.path.name + ".head")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None,
-                                       check_same_thread=False)  # fmt: skip
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self.migrated_from = self._adopt()  # first: a foreign file stays untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
         except (OSError, sqlite3.Error) as exc:
-            raise JournalError(f"cannot open the journal {self.path}: {exc}; check [journal] "
-                               "path and that the directory is writable") from exc  # fmt: skip
+            raise JournalError(
+                f"cannot open the journal {self.path}: {exc}; check [journal] "
+                "path and that the directory is writable"
+            ) from exc
         last = self._db.execute(
             "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
         ).fetchone()
@@ -279,9 +296,10 @@ class Journal:
         try:
             fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise JournalError(f"another station is writing to the journal {self.path}; "
-                               "stop it first, or give this one its own [journal] path"
-                               ) from None
+            raise JournalError(
+                f"another station is writing to the journal {self.path}; "
+                "stop it first, or give this one its own [journal] path"
+            ) from None
         settings = table_settings(table_id, table)
         first = self.settings()
         if first is None:
@@ -293,9 +311,36 @@ class Journal:
                 "new table"
             )
         if self.migrated_from is not None:
-            migrated = notice("station", "station", "journal migrated",
-                              from_schema=self.migrated_from, to_schema=SCHEMA_VERSION)  # fmt: skip
+            migrated = notice(
+                "station",
+                "station",
+                "journal migrated",
+                from_schema=self.migrated_from,
+                to_schema=SCHEMA_VERSION,
+            )
             self.append([migrated])
+
+    def backup(self, dest: str | os.PathLike[str]) -> int:
+        """Copy the journal to `dest` (a new file) with SQLite's online backup, consistent
+        even while the station commits, and the head anchor to `dest.head`. The anchor is
+        read first: it may only lag the copy, never lead it, so the copy verifies. Returns
+        the copy's row count."""
+        target = Path(dest)
+        if target.exists():
+            raise JournalError(f"{target} exists already; give a new file for the backup")
+        try:
+            head = self.head_path.read_bytes()
+        except FileNotFoundError:
+            head = None
+        copy = sqlite3.connect(target)
+        try:
+            self._db.backup(copy)
+            rows: int = copy.execute("SELECT count(*) FROM journal").fetchone()[0]
+        finally:
+            copy.close()
+        if head is not None:
+            target.with_name(target.name + ".head").write_bytes(head)
+        return rows
 
     # -- reading -------------------------------------------------------------------------
 
@@ -305,8 +350,10 @@ class Journal:
         if row is None:
             return None
         if row.kind != "notice" or row.event.get("message") != CREATED:
-            raise JournalError(f"{self.path}: the first row is not the '{CREATED}' notice; "
-                               "this is not a station journal")  # fmt: skip
+            raise JournalError(
+                f"{self.path}: the first row is not the '{CREATED}' notice; "
+                "this is not a station journal"
+            )
         table = row.event.get("table")
         return table if isinstance(table, dict) else None
 
@@ -371,12 +418,15 @@ class Journal:
                     "rows were reordered)"
                 )
             if prev_hash != prev:
-                report.problems.append(f"row {seq}: prev_hash does not match the previous "
-                                       "row's hash (a row before it was deleted, changed or "
-                                       "moved)")  # fmt: skip
+                report.problems.append(
+                    f"row {seq}: prev_hash does not match the previous "
+                    "row's hash (a row before it was deleted, changed or "
+                    "moved)"
+                )
             if row_hash(seq, ts, source, actor, kind, event, verdict, prev_hash) != h:
-                report.problems.append(f"row {seq}: its hash does not match its contents "
-                                       "(the row was edited)")  # fmt: skip
+                report.problems.append(
+                    f"row {seq}: its hash does not match its contents (the row was edited)"
+                )
             prev, expected_seq = h, seq + 1
         report.last_seq = raw_rows[-1][0] if raw_rows else 0
         self._verify_head(report, raw_rows)
@@ -389,8 +439,9 @@ class Journal:
             text = self.head_path.read_text()
         except FileNotFoundError:
             if raw_rows:
-                report.warnings.append(f"no head anchor {self.head_path}: a deleted last row "
-                                       "would not be detected")  # fmt: skip
+                report.warnings.append(
+                    f"no head anchor {self.head_path}: a deleted last row would not be detected"
+                )
             return
         try:
             seq_text, h = text.split()
@@ -400,8 +451,10 @@ class Journal:
             return
         hashes = {r[0]: r[8] for r in raw_rows}
         if head_seq not in hashes:
-            report.problems.append(f"the head anchor says row {head_seq} was committed, but "
-                                   "the journal does not have it (rows were deleted)")  # fmt: skip
+            report.problems.append(
+                f"the head anchor says row {head_seq} was committed, but "
+                "the journal does not have it (rows were deleted)"
+            )
         elif hashes[head_seq] != h:
             report.problems.append(f"row {head_seq}: its hash differs from the head anchor")
 
@@ -414,8 +467,9 @@ class Journal:
         if settings is None:
             return
         try:
-            table = Table(decks=settings["decks"], gated=settings["gated"],
-                          cut_policy=settings["cut_policy"])  # fmt: skip
+            table = Table(
+                decks=settings["decks"], gated=settings["gated"], cut_policy=settings["cut_policy"]
+            )
         except (KeyError, TypeError, ValueError) as exc:
             report.problems.append(f"row 1: bad table settings {settings}: {exc}")
             return
@@ -426,8 +480,17 @@ class Journal:
 
 
 def _row(r: tuple[Any, ...]) -> Row:
-    return Row(r[0], r[1], r[2], r[3], r[4], orjson.loads(r[5]),
-               None if r[6] is None else orjson.loads(r[6]), r[7], r[8])
+    return Row(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        orjson.loads(r[5]),
+        None if r[6] is None else orjson.loads(r[6]),
+        r[7],
+        r[8],
+    )
 
 
 def export_line(row: Row) -> bytes:
@@ -442,8 +505,7 @@ def read_rows(path: str | os.PathLike[str], after: int = 0, limit: int = 100) ->
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     db = sqlite3.connect(uri, uri=True)
     try:
-        cur = db.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
-                         (after, limit))
+        cur = db.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
         return [_row(r) for r in cur]
     finally:
         db.close()

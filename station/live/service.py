@@ -32,10 +32,9 @@ from drivers.config import parse_bytes
 from drivers.sim.bot import SimReader
 from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import EXPLANATIONS
 from station.live.config import StationConfig
 from station.live.journal import Journal, Pending, Row, notice
-from station.live.signals import WebhookSender
+from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
 
@@ -154,13 +153,21 @@ class Station:
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
         self.suspended_since = replayed.suspended_since
-        self.snapshot = take(self.table, journal.last_seq, cfg.table.id, self.suspended_since,
-                             self.snapshot)  # fmt: skip
-        log.info("journal %s: replayed %d events (last row %d)", cfg.journal.path, replayed.events,
-                 journal.last_seq)  # fmt: skip
+        self.snapshot = take(
+            self.table, journal.last_seq, cfg.table.id, self.suspended_since, self.snapshot
+        )
+        log.info(
+            "journal %s: replayed %d events (last row %d)",
+            cfg.journal.path,
+            replayed.events,
+            journal.last_seq,
+        )
         self.webhooks.start()
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
-        restart = await self.submit({"type": "restart"}, "station", "station")
+        # The restart row names the paytable in force from now on (the journal's record of
+        # what the game server settled on; a new row here would renumber every later one).
+        paytable = cfg.table.load_paytable().name
+        restart = await self.submit({"type": "restart", "paytable": paytable}, "station", "station")
         log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
         if self.table.suspension is not None and self.suspended_since != restart.seq:
             # Suspended before the restart: notices still queued then died with the old
@@ -232,8 +239,12 @@ class Station:
         kind = event.get("type")
         allowed = DEMO_BOT_TYPES if isinstance(self.reader, SimReader) else READER_TYPES
         if not isinstance(kind, str) or kind not in allowed:
-            row = notice("reader", reader_name, f"the reader sent a {kind!r} event, which a "
-                         "reader may not send; not applied", event=event)  # fmt: skip
+            row = notice(
+                "reader",
+                reader_name,
+                f"the reader sent a {kind!r} event, which a reader may not send; not applied",
+                event=event,
+            )
         else:
             actor = str(event.pop("actor", reader_name))
             row = Pending("reader", actor, event, verdict=_DECIDE)
@@ -245,8 +256,11 @@ class Station:
         try:
             return dict(self.reader.status())
         except Exception as exc:  # a driver bug must not break /api/state
-            return {"driver": getattr(self.reader, "name", "?"), "connected": False,
-                    "detail": f"status failed: {exc}"}  # fmt: skip
+            return {
+                "driver": getattr(self.reader, "name", "?"),
+                "connected": False,
+                "detail": f"status failed: {exc}",
+            }
 
     def published_state(self) -> dict[str, Any]:
         """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
@@ -282,15 +296,22 @@ class Station:
         table = self.table
         pendings: list[Pending] = []
         changes: list[tuple[int, str]] = []  # (index in batch, "suspended" | "resumed")
+        signals: list[tuple[int, str, dict[str, Any]]] = []  # (index, type, fields)
         for i, item in enumerate(items):
             p = item.pending
             if p.verdict is _DECIDE:
+                was_in_play = table.in_play
                 verdict, cleared, began = table.decide(p.event)
                 p = Pending(p.source, p.actor, p.event, verdict, p.ts)
                 if cleared:
                     changes.append((i, "resumed"))
                 if began:
                     changes.append((i, "suspended"))
+                # What the game server hears, read from the table as this event left it.
+                for what, fields in table_events(
+                    table, p.event, verdict, was_in_play, cleared, began
+                ):
+                    signals.append((i, what, fields))
             pendings.append(p)
         assert self.journal is not None
         rows = self.journal.append(pendings)  # durable when it returns (WAL, synchronous FULL)
@@ -304,8 +325,9 @@ class Station:
             if i in suspended_at:
                 self.suspended_since = row.seq
             messages.append(orjson.dumps({"type": "row", **row.to_api()}))
-        snapshot = take(table, rows[-1].seq, self.config.table.id, self.suspended_since,
-                        self.snapshot)  # fmt: skip
+        snapshot = take(
+            table, rows[-1].seq, self.config.table.id, self.suspended_since, self.snapshot
+        )
         bridged = 0
         for item, row in zip(items, rows, strict=True):
             bridged += item.bridged
@@ -319,8 +341,8 @@ class Station:
         for sub in self.subscribers:
             for m in messages:
                 sub.put(m)
-        for i, what in changes:
-            self._signal(what, rows[i])
+        for i, what, fields in signals:
+            self._signal(what, rows[i], fields)
 
     def _fail(self, message: str, items: list[_Item]) -> None:
         """The journal cannot take more: the table may be ahead of it, so stop serving."""
@@ -340,26 +362,33 @@ class Station:
 
     # -- signals out ---------------------------------------------------------------------
 
-    def _signal(self, what: str, row: Row) -> None:
+    def _signal(self, what: str, row: Row, fields: dict[str, Any] | None = None) -> None:
+        """Tell the game server (webhooks) and, on a suspension or resume, the shoe, once
+        `row` is committed. `fields`: the event's own fields, read from the table right
+        after the row's event (`signals.table_events`); None: from the table now."""
         table_id = self.config.table.id
-        body: dict[str, Any] = {"id": f"{table_id}:{row.seq}:{what}", "type": what,
-                                "table": table_id, "seq": row.seq, "ts": row.ts,
-                                "event": row.event, "source": row.source,
-                                "actor": row.actor}  # fmt: skip
-        verdict = row.verdict or {}
-        if what == "suspended":
-            snap = self.snapshot
-            code = snap.suspension["code"] if snap.suspension else verdict.get("error")
-            body["code"] = code
-            body["explanation"] = EXPLANATIONS.get(str(code), "")
-            body["round"] = snap.round["number"] if snap.round else None
-        else:
-            body.update(voided_round=verdict.get("voided_round"))
+        if fields is None:  # a suspension announced again at start
+            fields = suspended_fields(self.table, (row.verdict or {}).get("error"))
+        body: dict[str, Any] = {
+            "id": f"{table_id}:{row.seq}:{what}",
+            "type": what,
+            "table": table_id,
+            "seq": row.seq,
+            "ts": row.ts,
+            "event": row.event,
+            "source": row.source,
+            "actor": row.actor,
+            **fields,
+        }
+        if what in ("round_result", "round_voided", "shoe_started"):
+            body["paytable"] = self.config.table.load_paytable().name
         self.webhooks.send(body)
         if what == "suspended":
             data = self.config.stop_command
-        else:
+        elif what == "resumed":
             data = parse_bytes(self.config.signals.release_command)
+        else:
+            return
         if data and self.reader is not None:
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, self._send_to_shoe, self.reader, data)
@@ -374,13 +403,22 @@ class Station:
             log.warning("shoe command %r not sent: the reader is not connected", data)
             loop = self._loop
             if loop is not None:
-                row = notice("station", "station", "shoe command not sent",
-                             command=data.decode("latin-1"))
+                row = notice(
+                    "station", "station", "shoe command not sent", command=data.decode("latin-1")
+                )
                 loop.call_soon_threadsafe(self.post, row)
 
     def _webhook_gave_up(self, url: str, body: dict[str, Any], error: str) -> None:
-        self.post(notice("station", "station", "webhook gave up", url=url,
-                         notice_id=body.get("id"), error=error))  # fmt: skip
+        self.post(
+            notice(
+                "station",
+                "station",
+                "webhook gave up",
+                url=url,
+                notice_id=body.get("id"),
+                error=error,
+            )
+        )
 
     # -- the reader thread ---------------------------------------------------------------
 
@@ -388,9 +426,11 @@ class Station:
         assert self._loop is not None
         bridge = ReaderBridge(self, self._loop, reader.name)
         self._reader_thread = threading.Thread(
-            target=self._run_reader, args=(reader, bridge), name=f"reader {reader.name}",
+            target=self._run_reader,
+            args=(reader, bridge),
+            name=f"reader {reader.name}",
             daemon=True,
-        )  # fmt: skip
+        )
         self._reader_thread.start()
 
     def _run_reader(self, reader: CardReader, bridge: ReaderBridge) -> None:

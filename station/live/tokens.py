@@ -23,7 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+from pydantic import ValidationError
 
+from drivers.config import describe
 from station.live.config import ROLES, ConfigError, TokenEntry
 
 RANK = {role: rank for rank, role in enumerate(ROLES)}  # viewer < dealer < supervisor < rig
@@ -62,12 +64,11 @@ def read_token_file(path: Path) -> list[TokenEntry]:
     entries = []
     for i, item in enumerate(data.get("token", [])):
         try:
-            entry = TokenEntry(str(item["name"]), str(item["role"]), str(item["sha256"]))
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(f"token file {path}: token {i + 1} lacks {exc}") from exc
-        if entry.role not in ROLES:
-            raise ConfigError(f"token file {path}: token {entry.name!r}: bad role {entry.role!r}")
-        entries.append(entry)
+            entries.append(TokenEntry.model_validate(item))
+        except ValidationError as exc:
+            raise ConfigError(
+                describe(exc, TokenEntry, (f"token {i + 1}",), source=f"token file {path}")
+            ) from None
     return entries
 
 
@@ -105,7 +106,7 @@ class TokenStore:
     def add_memory(self, name: str, role: str) -> str:
         """A new token held only in memory (demo tokens); returns the token."""
         token = new_token()
-        self._extra.append(TokenEntry(name, role, token_hash(token)))
+        self._extra.append(TokenEntry(name=name, role=role, sha256=token_hash(token)))
         return token
 
     def _refresh(self) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import socket
 import threading
 import time
@@ -86,13 +85,13 @@ def serve_on(config: StationConfig, tokens: dict[str, str], port: int) -> Iterat
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
-    config = dataclasses.replace(config, api=dataclasses.replace(config.api,
-                                                                 bind=f"127.0.0.1:{port}"))
+    config = config.model_copy(
+        update={"api": config.api.model_copy(update={"bind": f"127.0.0.1:{port}"})}
+    )
     station = Station(config)
     app = create_app(station, TokenStore(config.api.tokens, config.api.token_file))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)  # fmt: skip
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + 10
@@ -118,8 +117,9 @@ def cards_in(page: Page, side: str) -> list[str | None]:
 def journal_rows(live: Running, role: str = "viewer") -> list[dict[str, Any]]:
     import httpx
 
-    rows: list[dict[str, Any]] = httpx.get(f"{live.url}/api/journal?limit=1000",
-                                           headers=live.headers(role)).json()["events"]
+    rows: list[dict[str, Any]] = httpx.get(
+        f"{live.url}/api/journal?limit=1000", headers=live.headers(role)
+    ).json()["events"]
     return rows
 
 

@@ -4,7 +4,6 @@ the roads, history and odds."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -141,7 +140,8 @@ def test_fault_banner_and_the_supervisor_resolves_it(page: Page, station: Runnin
     expect(page.locator("#banner-reason")).to_have_text(EXPLANATIONS["UNREADABLE_CARD"])
     expect(page.locator("#banner-detail")).to_contain_text(
         f"UNREADABLE_CARD · card: unreadable (enter it below as read by eye) · since row "
-        f"{unreadable['seq']} at ")  # fmt: skip
+        f"{unreadable['seq']} at "
+    )
     expect(page.locator("#expecting")).to_have_text("supervisor (resume or void)")
 
     with_card = page.locator("#resume-card")
@@ -159,10 +159,12 @@ def test_fault_banner_and_the_supervisor_resolves_it(page: Page, station: Runnin
     expect(page.locator("#player-cards .card[data-card='9S']")).to_be_visible()
     expect(page.locator("#last-action")).to_contain_text("resume 9♠ by test-supervisor")
     expect(page.locator("#journal-body tr", has_text="resume with 9♠")).to_contain_text(
-        "test-supervisor")  # fmt: skip
+        "test-supervisor"
+    )
     resumes = of_type(journal_rows(station), "resume")
-    assert [(r["actor"], r["source"], r["event"]["card"], r["verdict"]["role"])
-            for r in resumes] == [("test-supervisor", "api", "9S", "P1")]  # fmt: skip
+    assert [
+        (r["actor"], r["source"], r["event"]["card"], r["verdict"]["role"]) for r in resumes
+    ] == [("test-supervisor", "api", "9S", "P1")]
 
     send(station, {"type": "fault", "detail": "reader unplugged"})
     expect(banner).to_be_visible()
@@ -192,9 +194,11 @@ def test_viewer_sees_everything_and_can_act_on_nothing(page: Page, station: Runn
     expect(page.locator("button.act:visible")).to_have_count(0)
     expect(page.locator("fieldset.picker")).to_be_hidden()
     # and the station itself refuses the viewer's token, whatever the page shows
-    status = page.evaluate("""async (token) => (await fetch('/api/events', {method: 'POST',
+    status = page.evaluate(
+        """async (token) => (await fetch('/api/events', {method: 'POST',
         headers: {Authorization: 'Bearer ' + token}, body: '{"type": "resume"}'})).status""",
-        station.tokens["viewer"])  # fmt: skip
+        station.tokens["viewer"],
+    )
     assert status == 403
     expect(page.locator("#banner")).to_be_visible()
 
@@ -273,7 +277,8 @@ def test_roads_history_and_odds_of_a_dealt_shoe(page: Page, station: Running) ->
         expect(page.locator(f"#road-{name} g.mark")).to_have_count(len(history["roads"][name]))
     counts = history["roads"]["counts"]
     expect(page.locator("#road-counts")).to_contain_text(
-        f"B {counts['banker']} · P {counts['player']} · T {counts['tie']}")  # fmt: skip
+        f"B {counts['banker']} · P {counts['player']} · T {counts['tie']}"
+    )
     first = page.locator("#history-body tr").last  # newest first
     r1 = rounds[0]
     expect(first).to_contain_text(f"{r1['player_total']} – {r1['banker_total']}")
@@ -289,7 +294,7 @@ def test_the_odds_panel_highlights_a_player_advantage(page: Page, tmp_path: Path
     """A one-deck shoe dealt down to four ranks: a pair is then likely enough that the
     pair bets favour the player, and the panel says so."""
     config, tokens = make_config(tmp_path, allow_rig=True)
-    config = dataclasses.replace(config, table=dataclasses.replace(config.table, decks=1))
+    config = config.model_copy(update={"table": config.table.model_copy(update={"decks": 1})})
     kept = {"6", "7", "8", "9"}
     out = [c for c in ALL_CARDS if c[0] not in kept]
     rest = [c for c in ALL_CARDS if c[0] in kept]

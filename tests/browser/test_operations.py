@@ -5,7 +5,6 @@ the derived roads' marks."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +48,13 @@ def test_the_reader_field_follows_the_reader_live(page: Page, tmp_path: Path) ->
         send(live, {"type": "fault", "detail": "reader port lost"})
         expect(page.locator("#banner-reason")).to_have_text(EXPLANATIONS["SCANNER_FAULT"])
         expect(field).to_have_text(
-            "switch: disconnected (lost: the cable was pulled) · a fault was reported")  # fmt: skip
+            "switch: disconnected (lost: the cable was pulled) · a fault was reported"
+        )
         expect(field).to_have_class("warn")
         reader.reconnect()  # a notice row only: the table stays suspended
         expect(field).to_have_text(
-            "switch: connected (reading from the switch) · a fault was reported")  # fmt: skip
+            "switch: connected (reading from the switch) · a fault was reported"
+        )
         expect(page.locator("#banner")).to_be_visible()
         confirm(page, action(page, "resume", "#banner"))
         expect(field).to_have_text("switch: connected (reading from the switch)")
@@ -85,12 +86,15 @@ def overflow_report(page: Page) -> dict[str, Any]:
 
 def newest_cell_in_view(page: Page, road: str, cell: str) -> bool:
     """Whether the road's newest cell (its last drawn) lies inside the road's visible box."""
-    seen: bool = page.evaluate("""([road, cell]) => {
+    seen: bool = page.evaluate(
+        """([road, cell]) => {
         const box = document.getElementById(road).getBoundingClientRect();
         const cells = document.querySelectorAll(`#${road} ${cell}`);
         const last = cells[cells.length - 1].getBoundingClientRect();
         return last.left >= box.left - 0.5 && last.right <= box.right + 0.5;
-    }""", [road, cell])  # fmt: skip
+    }""",
+        [road, cell],
+    )
     return seen
 
 
@@ -120,9 +124,13 @@ def test_a_phone_reaches_everything(page: Page, station: Running) -> None:
     big = page.locator("#road-big")
     assert big.evaluate("b => b.clientWidth") > 300  # a road, not a 44 px sliver
     assert big.evaluate("b => b.scrollWidth > b.clientWidth && b.scrollLeft > 0")
-    for road, cell in (("road-big", "g.big"), ("road-bead", "g.bead"),
-                       ("road-big_eye_boy", "g.mark"), ("road-small_road", "g.mark"),
-                       ("road-cockroach_pig", "g.mark")):  # fmt: skip
+    for road, cell in (
+        ("road-big", "g.big"),
+        ("road-bead", "g.bead"),
+        ("road-big_eye_boy", "g.mark"),
+        ("road-small_road", "g.mark"),
+        ("road-cockroach_pig", "g.mark"),
+    ):
         assert newest_cell_in_view(page, road, cell), road
     # ... and the journal's table, wider than a phone, scrolls inside its panel
     journal = page.locator("#journal .scroll")
@@ -130,7 +138,7 @@ def test_a_phone_reaches_everything(page: Page, station: Running) -> None:
     assert journal.evaluate("""(b) => { b.scrollLeft = b.scrollWidth;
         const cell = b.querySelector('tbody tr td:last-child').getBoundingClientRect();
         const box = b.getBoundingClientRect();
-        return cell.left >= box.left - 1 && cell.right <= box.right + 1; }""")  # fmt: skip
+        return cell.left >= box.left - 1 && cell.right <= box.right + 1; }""")
     # turned to a desktop's width, the roads still show their newest cells
     page.set_viewport_size({"width": 1280, "height": 900})
     page.wait_for_timeout(100)
@@ -154,12 +162,16 @@ def test_the_odds_say_they_are_coming_and_when_they_failed(page: Page, station: 
     page.unroute("**/api/odds")
     expect(page.locator("#odds-body tr").first).to_be_visible()
     expect(status).to_have_text("")
-    page.route("**/api/odds", lambda route: route.fulfill(
-        status=503, json={"detail": "the station is starting"}))  # fmt: skip
+    page.route(
+        "**/api/odds",
+        lambda route: route.fulfill(status=503, json={"detail": "the station is starting"}),
+    )
     for card, _ in ROUND_1:  # the round ends: the odds are asked for again, and fail
         send(station, {"type": "card", "card": card})
-    expect(status).to_have_text("The odds could not be worked out: the station is starting. "
-                                "They are asked for again when a round opens or ends.")
+    expect(status).to_have_text(
+        "The odds could not be worked out: the station is starting. "
+        "They are asked for again when a round opens or ends."
+    )
     expect(status).to_have_class("status error")
     expect(page.locator("#odds-body tr").first).to_be_visible()  # the last answer stays
 
@@ -176,14 +188,15 @@ def test_the_cards_add_up_in_words(page: Page, station: Running) -> None:
     assert odds["odds"]["cards_left"] == 413 == 411 + 1 + 1
     expect(page.locator("#odds-note")).to_contain_text(
         "over the 413 cards not seen: 411 left in the shoe + 1 unreadable (out, never "
-        "identified) + 1 of this round (the odds it was bet at)")  # fmt: skip
+        "identified) + 1 of this round (the odds it was bet at)"
+    )
     send(station, {"type": "resume", "card": "2D"})
     for card, _ in ROUND_1[2:]:
         send(station, {"type": "card", "card": card})
     expect(page.locator("#p-cards")).to_have_text("8 out (1 unreadable), 408 left of 416")
     expect(page.locator("#odds-note")).to_contain_text(
-        "over the 409 cards not seen: 408 left in the shoe + 1 unreadable (out, never "
-        "identified) ·")  # fmt: skip
+        "over the 409 cards not seen: 408 left in the shoe + 1 unreadable (out, never identified) ·"
+    )
 
 
 def test_the_resume_confirmation_names_the_slot(page: Page, station: Running) -> None:
@@ -193,28 +206,40 @@ def test_the_resume_confirmation_names_the_slot(page: Page, station: Running) ->
     send(station, {"type": "card", "card": None, "raw": "NR"})
     login(page, station, "supervisor")
     expect(page.locator("#picker-legend")).to_have_text(
-        "Card read by eye, for the banker second card (B2)")  # fmt: skip
+        "Card read by eye, for the banker second card (B2)"
+    )
     page.select_option("#pick-rank", "7")
     page.select_option("#pick-suit", "H")
-    confirm(page, page.locator("#resume-card"),
-            words="Resume with 7♥, read by eye, as the banker second card (B2)?")  # fmt: skip
+    confirm(
+        page,
+        page.locator("#resume-card"),
+        words="Resume with 7♥, read by eye, as the banker second card (B2)?",
+    )
     expect(page.locator("#banner")).to_be_hidden()
     [resume] = of_type(journal_rows(station), "resume")
     assert resume["verdict"]["role"] == "B2" and resume["event"]["card"] == "7H"
 
 
 def test_the_demo_bot_and_a_person_of_the_same_name_are_told_apart(
-    page: Page, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    tmp_path: Path,
+) -> None:
     """The demo bot journals as "demo-supervisor", the demo's supervisor token has the same
     name: the bot's rows carry a "demo bot" badge, the person's the token's name alone."""
     config, tokens = make_config(tmp_path, allow_rig=True)
     person = new_token()
-    entry = TokenEntry("demo-supervisor", "supervisor", token_hash(person))
-    config = dataclasses.replace(config, api=dataclasses.replace(
-        config.api, tokens=(*config.api.tokens, entry)))  # fmt: skip
-    slow = SimSettings(seed=1, card_interval=600, betting_time=600, shuffle_time=600,
-                       fault_chance=0, supervisor_after=0.2)  # fmt: skip
+    entry = TokenEntry(name="demo-supervisor", role="supervisor", sha256=token_hash(person))
+    config = config.model_copy(
+        update={"api": config.api.model_copy(update={"tokens": (*config.api.tokens, entry)})}
+    )
+    slow = SimSettings(
+        seed=1,
+        card_interval=600,
+        betting_time=600,
+        shuffle_time=600,
+        fault_chance=0,
+        supervisor_after=0.2,
+    )
     with serve(config, tokens, SimReader(settings=slow)) as live:
         wait_until(lambda: live.station.snapshot.in_play, what="the bot's shoe")
         send(live, {"type": "fault", "detail": "the rig pulled the cable"})
@@ -231,6 +256,7 @@ def test_the_demo_bot_and_a_person_of_the_same_name_are_told_apart(
         [person_end] = of_type(rows, "end_shoe")
         assert (bot_resume["source"], bot_resume["actor"]) == ("reader", "demo-supervisor")
         assert (person_end["source"], person_end["actor"]) == ("api", "demo-supervisor")
+
         def actor_cell(row: dict[str, Any]) -> Locator:
             return page.locator(f"#journal-body tr[data-seq='{row['seq']}'] td.actor")
 
@@ -249,15 +275,17 @@ def test_the_demo_bot_and_a_person_of_the_same_name_are_told_apart(
 
 
 def test_the_previous_shoe_stays_until_the_new_one_has_a_result(
-    page: Page, station: Running,
-) -> None:  # fmt: skip
+    page: Page,
+    station: Running,
+) -> None:
     deal_rounds(station, seed=3, rounds=3, faults={})
     login(page, station, "supervisor")
     expect(page.locator("#history-shoe")).to_have_text("shoe #1, 3 rounds")
     confirm(page, action(page, "end_shoe"))
     confirm(page, action(page, "shoe"))
     expect(page.locator("#history-shoe")).to_have_text(
-        "shoe #2: no round yet · previous shoe #1, 3 rounds (finished)")  # fmt: skip
+        "shoe #2: no round yet · previous shoe #1, 3 rounds (finished)"
+    )
     expect(page.locator("#history-body tr")).to_have_count(3)
     expect(page.locator("#road-bead g.bead")).to_have_count(3)
     expect(page.locator("#road-counts")).to_contain_text("previous shoe #1 (finished): B ")
@@ -280,21 +308,28 @@ def start_burn_and_round(live: Running) -> None:
 
 
 def test_a_derived_roads_mark_has_one_shape_in_both_colours(
-    page: Page, station: Running,
-) -> None:  # fmt: skip
+    page: Page,
+    station: Running,
+) -> None:
     """Big eye boy: hollow circles, small road: solid dots, cockroach pig: slashes, red
     or blue alike (a colour never changes the shape)."""
     deal_rounds(station, seed=11, rounds=30, faults={})
     login(page, station, "viewer")
     expect(page.locator("#road-bead g.bead")).to_have_count(30)
-    expected = {"big_eye_boy": ("circle", "hollow"), "small_road": ("circle", "solid"),
-                "cockroach_pig": ("line", "hollow")}  # fmt: skip
+    expected = {
+        "big_eye_boy": ("circle", "hollow"),
+        "small_road": ("circle", "solid"),
+        "cockroach_pig": ("line", "hollow"),
+    }
     for road, (tag, fill) in expected.items():
-        shapes = page.evaluate("""(road) => [...document.querySelectorAll(`#road-${road} g.mark`)]
+        shapes = page.evaluate(
+            """(road) => [...document.querySelectorAll(`#road-${road} g.mark`)]
             .map((g) => { const m = g.querySelector('.mark-shape');
                 return [g.classList.contains('red') ? 'red' : 'blue', m.tagName,
                         [null, 'none'].includes(m.getAttribute('fill')) ? 'hollow' : 'solid',
-                        m.getAttribute('stroke-dasharray')]; })""", road)  # fmt: skip
+                        m.getAttribute('stroke-dasharray')]; })""",
+            road,
+        )
         colours = {c for c, *_ in shapes}
         assert colours == {"red", "blue"}, (road, colours)
         assert {tuple(s[1:]) for s in shapes} == {(tag, fill, None)}, road

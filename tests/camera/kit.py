@@ -29,8 +29,11 @@ REFERENCE_SCENE = replace(TEST_SCENE, seed=42, noise=2.0, jpeg_quality=90)
 def needs_designs() -> None:
     """Skip, saying what to install, if the system packages are missing (`make install`
     installs them; a skipped test here is a broken setup, not a pass)."""
-    missing = [tool for tool, path in (("rsvg-convert (librsvg2-bin)", "rsvg-convert"),)
-               if shutil.which(path) is None]  # fmt: skip
+    missing = [
+        tool
+        for tool, path in (("rsvg-convert (librsvg2-bin)", "rsvg-convert"),)
+        if shutil.which(path) is None
+    ]
     if not Path("/usr/share/aisleriot/cards/anglo.svgz").exists():
         missing.append("gnome-cards-data")
     if missing:

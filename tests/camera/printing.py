@@ -21,12 +21,14 @@ def print_code(card: np.ndarray, payload: str) -> np.ndarray:
     out = card.copy()
     ch, cw = code.shape
     y, x = (h - ch) // 2, (w - cw) // 2
-    out[y:y + ch, x:x + cw, :3] = cv2.cvtColor(code, cv2.COLOR_GRAY2BGR)
-    out[y:y + ch, x:x + cw, 3] = 255
+    out[y : y + ch, x : x + cw, :3] = cv2.cvtColor(code, cv2.COLOR_GRAY2BGR)
+    out[y : y + ch, x : x + cw, 3] = 255
     return out
 
 
 def coded_deck(design: str, codec: Codec, width: int) -> dict[str, np.ndarray]:
     """Every card of `design` with its code in `codec` printed on it."""
-    return {card: print_code(image, codec.encode(card))
-            for card, image in render_deck(design, width).items()}  # fmt: skip
+    return {
+        card: print_code(image, codec.encode(card))
+        for card, image in render_deck(design, width).items()
+    }

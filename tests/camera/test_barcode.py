@@ -57,7 +57,7 @@ def test_two_codes_naming_different_cards_are_unreadable() -> None:
     two = coded_deck("anglo", codec, WIDTH)["4C"].copy()
     h = two.shape[0]
     two[: h // 2] = print_code(two[: h // 2].copy(), "4C")
-    two[h // 2:] = print_code(two[h // 2:].copy(), "5C")
+    two[h // 2 :] = print_code(two[h // 2 :].copy(), "5C")
     reading = BarcodeRecogniser(codec).read(Camera(TEST_SCENE).still(two))
     assert reading.card is None and "different cards" in reading.detail
 
@@ -69,8 +69,12 @@ def test_a_clip_of_coded_cards_reads_one_card_per_passage(tmp_path: Path) -> Non
     deck = coded_deck("tango", codec, WIDTH)
     cards = shuffled(9, 10)
     path = tmp_path / "coded.avi"
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), TEST_SCENE.fps,
-                             (TEST_SCENE.width, TEST_SCENE.height))  # fmt: skip
+    writer = cv2.VideoWriter(
+        str(path),
+        cv2.VideoWriter.fourcc(*"MJPG"),
+        TEST_SCENE.fps,
+        (TEST_SCENE.width, TEST_SCENE.height),
+    )
     truth = film(TEST_SCENE, deck, cards, writer.write)  # type: ignore[arg-type]
     writer.release()
     scanner = Scanner(BarcodeRecogniser(codec), PassageSettings())

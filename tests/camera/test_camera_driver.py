@@ -55,14 +55,16 @@ def test_a_clip_is_read_card_by_card(tmp_path: Path) -> None:
     needs_designs()
     cards = shuffled(11, 8)
     clip, truth = make_clip("simplistic", cards, TEST_SCENE)
-    reader = create_reader(from_mapping(camera(source=str(clip),
-                                               model=str(model_file("simplistic")))))
+    reader = create_reader(
+        from_mapping(camera(source=str(clip), model=str(model_file("simplistic"))))
+    )
     assert isinstance(reader, CameraReader)
     sink = drive(reader, "ended")
     assert [e["card"] for e in sink.events] == cards
     assert all(e["type"] == "card" and 0 < e["confidence"] <= 1 for e in sink.events)
-    assert [t.rest <= e["frame"] < t.leave for e, t in zip(sink.events, truth,
-                                                            strict=True)] == [True] * 8
+    assert [t.rest <= e["frame"] < t.leave for e, t in zip(sink.events, truth, strict=True)] == [
+        True
+    ] * 8
     status = reader.status()
     assert status["driver"] == "camera" and status["passages"] == 8
     assert status["frames"] == truth[-1].gone + TEST_SCENE.gap_frames
@@ -76,12 +78,21 @@ def test_barcodes_go_through_the_reader_codec(tmp_path: Path) -> None:
     codec = make_codec("suit-rank-4")
     cards = shuffled(12, 5)
     path = tmp_path / "coded.avi"
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), TEST_SCENE.fps,
-                             (TEST_SCENE.width, TEST_SCENE.height))  # fmt: skip
+    writer = cv2.VideoWriter(
+        str(path),
+        cv2.VideoWriter.fourcc(*"MJPG"),
+        TEST_SCENE.fps,
+        (TEST_SCENE.width, TEST_SCENE.height),
+    )
     film(TEST_SCENE, coded_deck("anglo", codec, 195), cards, writer.write)  # type: ignore[arg-type]
     writer.release()
-    config = from_mapping({"driver": "camera", "codec": "suit-rank-4",
-                           "camera": {"source": str(path), "recogniser": "barcode"}})
+    config = from_mapping(
+        {
+            "driver": "camera",
+            "codec": "suit-rank-4",
+            "camera": {"source": str(path), "recogniser": "barcode"},
+        }
+    )
     sink = drive(create_reader(config), "ended")
     assert [e["card"] for e in sink.events] == cards
     assert [e["raw"] for e in sink.events] == [codec.encode(c) for c in cards]
@@ -99,16 +110,21 @@ def test_an_image_sequence_is_a_source(tmp_path: Path) -> None:
             break
         cv2.imwrite(str(tmp_path / f"f{n:04d}.png"), frame)
         n += 1
-    reader = create_reader(from_mapping(camera(source=str(tmp_path / "f%04d.png"),
-                                               model=str(model_file("anglo")))))
+    reader = create_reader(
+        from_mapping(camera(source=str(tmp_path / "f%04d.png"), model=str(model_file("anglo"))))
+    )
     assert [e["card"] for e in drive(reader, "ended").events] == cards
 
 
 def test_a_camera_that_cannot_be_opened_is_a_fault_then_retried(tmp_path: Path) -> None:
     needs_designs()
-    config = from_mapping({"driver": "camera", "reconnect_min": 0.05,
-                           "camera": {"source": "rtsp://127.0.0.1:9/none",
-                                      "model": str(model_file("anglo"))}})  # fmt: skip
+    config = from_mapping(
+        {
+            "driver": "camera",
+            "reconnect_min": 0.05,
+            "camera": {"source": "rtsp://127.0.0.1:9/none", "model": str(model_file("anglo"))},
+        }
+    )
     sink = drive(create_reader(config), "retrying in 0.1 s")
     assert len(sink.events) == 1  # one fault, however many retries
     fault = sink.events[0]
@@ -132,8 +148,14 @@ def test_a_camera_that_opens_but_sends_no_frames_is_one_fault_with_backoff(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("drivers.camera.open_source", lambda source: _Blind())
-    config = from_mapping({"driver": "camera", "reconnect_min": 0.01, "reconnect_max": 0.04,
-                           "camera": {"source": "0", "recogniser": "barcode"}})  # fmt: skip
+    config = from_mapping(
+        {
+            "driver": "camera",
+            "reconnect_min": 0.01,
+            "reconnect_max": 0.04,
+            "camera": {"source": "0", "recogniser": "barcode"},
+        }
+    )
     sink = drive(create_reader(config), "reopening camera 0 in 0.04 s")
     assert [e["type"] for e in sink.events] == ["fault"]  # one fault, however many reopens
     assert "stopped delivering frames" in sink.events[0]["detail"]
@@ -144,8 +166,9 @@ def test_a_camera_that_opens_but_sends_no_frames_is_one_fault_with_backoff(
 def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
     needs_designs()
     clip, _ = make_clip("anglo", shuffled(1, 1), TEST_SCENE)
-    config = from_mapping(camera(source=str(clip), model=str(model_file("anglo")),
-                                 roi=[400, 0, 200, 200]))
+    config = from_mapping(
+        camera(source=str(clip), model=str(model_file("anglo")), roi=[400, 0, 200, 200])
+    )
     reader = create_reader(config)
     sink, stop = Sink(), threading.Event()
     thread = threading.Thread(target=reader.run, args=(sink, stop), daemon=True)
@@ -160,17 +183,25 @@ def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
     assert "does not fit in a 480x360 frame" in sink.events[0]["detail"]
 
 
-@pytest.mark.parametrize(("settings", "message"), [
-    ({"model": "m.npz"}, r"\[reader.camera\] source: required"),
-    ({"source": "x.avi"}, r"\[reader.camera\] model: required for the rank-suit"),
-    ({"source": "x.avi", "recogniser": "ocr"}, r"'ocr' is not allowed; choose one of rank-suit"),
-    ({"source": "x.avi", "zoom": 2}, r"\[reader.camera\] zoom: unknown key"),
-    ({"source": "x.avi", "roi": [1, 2, 3]}, r"roi: expected \[x, y, width, height\]"),
-    ({"source": "x.avi", "stable_frames": 1.5}, "stable_frames: expected a whole number"),
-    ({"source": "x.avi", "presence": -1}, "presence: expected a number of at least 0"),
-    ({"source": "x.avi", "min_confidence": 5}, "min_confidence: expected a number from 0 to 1"),
-    ({"source": "x.avi", "model": "/nonexistent.npz"}, r"model: no model file /nonexistent"),
-])
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"model": "m.npz"}, r"\[reader.camera\] source: required"),
+        ({"source": "x.avi"}, r"\[reader.camera\] model: required for the rank-suit"),
+        (
+            {"source": "x.avi", "recogniser": "ocr"},
+            r"'ocr' is not allowed; choose one of rank-suit",
+        ),
+        ({"source": "x.avi", "zoom": 2}, r"\[reader.camera\] zoom: unknown key"),
+        ({"source": "x.avi", "roi": [1, 2, 3]}, r"roi: expected \[x, y, width, height\]"),
+        ({"source": "x.avi", "stable_frames": 1.5}, "stable_frames: expected a whole number"),
+        ({"source": "x.avi", "presence": -1}, "presence: expected a number from 0 to 1, got -1"),
+        ({"source": "x.avi", "level": True}, "level: expected a whole number, got True"),
+        ({"source": 3.5}, r"source: expected a string, got 3.5"),
+        ({"source": "x.avi", "min_confidence": 5}, "min_confidence: expected a number from 0 to 1"),
+        ({"source": "x.avi", "model": "/nonexistent.npz"}, r"model: no model file /nonexistent"),
+    ],
+)
 def test_settings_are_checked(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         create_reader(from_mapping(camera(**settings)))
@@ -179,7 +210,6 @@ def test_settings_are_checked(settings: dict[str, Any], message: str) -> None:
 def test_the_example_config_shows_every_camera_key() -> None:
     """The commented [reader.camera] block of config/example.toml, uncommented, is valid
     and names every setting with its default."""
-    import dataclasses
     import tomllib
 
     from drivers.camera import CameraSettings
@@ -189,7 +219,6 @@ def test_the_example_config_shows_every_camera_key() -> None:
     block = text.split("# [reader.camera]\n", 1)[1].split("\n\n", 1)[0]
     lines = [line[2:] for line in block.splitlines() if not line.startswith("# #")]
     values = tomllib.loads("\n".join(lines))
-    settings = CameraSettings.from_mapping(values)
+    settings = CameraSettings.model_validate(values)
     assert settings.passage == PassageSettings()
-    own = {f.name for f in dataclasses.fields(CameraSettings)} - {"passage"}
-    assert set(values) == own | {f.name for f in dataclasses.fields(PassageSettings)}
+    assert set(values) == set(CameraSettings.model_fields)  # the passage keys among them

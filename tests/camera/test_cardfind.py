@@ -9,8 +9,9 @@ import pytest
 from drivers.recognition.cardfind import aspect, find_card, order_corners, straighten
 
 
-def felt_with_card(corners: list[tuple[float, float]], size: tuple[int, int] = (320, 240),
-                   radius: int = 8) -> np.ndarray:
+def felt_with_card(
+    corners: list[tuple[float, float]], size: tuple[int, int] = (320, 240), radius: int = 8
+) -> np.ndarray:
     """A dark green felt with a white quadrilateral card with rounded corners on it."""
     image = np.zeros((size[1], size[0], 3), np.uint8)
     image[:] = (40, 100, 40)

@@ -19,14 +19,31 @@ def test_calibrate_camera_builds_a_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "paris.npz"
-    assert main(["calibrate", "camera", "--reference", str(references("paris")),
-                 "--out", str(out), "--min-confidence", "0.6"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "camera",
+                "--reference",
+                str(references("paris")),
+                "--out",
+                str(out),
+                "--min-confidence",
+                "0.6",
+            ]
+        )
+        == 0
+    )
     assert "52 cards" in capsys.readouterr().out
     model = RankSuitModel.load(out)
     assert model.min_confidence == 0.6 and len(model.cards) == 52
     nowhere = tmp_path / "no-such-dir" / "m.npz"
-    assert main(["calibrate", "camera", "--reference", str(references("paris")),
-                 "--out", str(nowhere)]) == 2  # fmt: skip
+    assert (
+        main(
+            ["calibrate", "camera", "--reference", str(references("paris")), "--out", str(nowhere)]
+        )
+        == 2
+    )
     assert f"cannot write {nowhere}: No such file or directory" in capsys.readouterr().err
 
 
@@ -37,12 +54,16 @@ def test_calibrate_camera_refuses_an_incomplete_reference_set(
     shutil.copytree(references("anglo"), refs)
     (refs / "7H.png").unlink()
     (refs / "notes.txt").write_text("the 7H is lost")
-    assert main(["calibrate", "camera", "--reference", str(refs), "--out",
-                 str(tmp_path / "m.npz")]) == 2  # fmt: skip
+    assert (
+        main(["calibrate", "camera", "--reference", str(refs), "--out", str(tmp_path / "m.npz")])
+        == 2
+    )
     assert "no reference photo for 1 card(s): 7H" in capsys.readouterr().err
     shutil.copy(refs / "AS.png", refs / "joker.png")
-    assert main(["calibrate", "camera", "--reference", str(refs), "--out",
-                 str(tmp_path / "m.npz")]) == 2  # fmt: skip
+    assert (
+        main(["calibrate", "camera", "--reference", str(refs), "--out", str(tmp_path / "m.npz")])
+        == 2
+    )
     assert "'joker' is not a card code" in capsys.readouterr().err
     assert not (tmp_path / "m.npz").exists()
 
@@ -51,8 +72,9 @@ def test_calibrate_report_prints_accuracy_and_confusion(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = str(model_file("tango"))
-    assert main(["calibrate", "report", "--model", model, "--labelled",
-                 str(labelled("tango"))]) == 0  # fmt: skip
+    assert (
+        main(["calibrate", "report", "--model", model, "--labelled", str(labelled("tango"))]) == 0
+    )
     out = capsys.readouterr().out
     assert "52 photos: 52 right (100.0%), 0 unreadable, 0 wrong" in out
     assert "confusion by rank" in out and "confusion by suit" in out
@@ -87,8 +109,21 @@ def test_calibrate_clip_saves_what_the_camera_sees(
 
     clip, _ = make_clip("anglo", shuffled(21, 6), TEST_SCENE)
     shot = tmp_path / "view.png"
-    assert main(["calibrate", "clip", "--source", str(clip), "--snapshot", str(shot),
-                 "--model", str(model_file("anglo"))]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "clip",
+                "--source",
+                str(clip),
+                "--snapshot",
+                str(shot),
+                "--model",
+                str(model_file("anglo")),
+            ]
+        )
+        == 0
+    )
     assert f"snapshot: {shot}" in capsys.readouterr().out
     image = cv2.imread(str(shot))
     assert image is not None and image.shape[0] == TEST_SCENE.height
@@ -108,8 +143,20 @@ def test_scan_prints_one_json_line_per_card(capsys: pytest.CaptureFixture[str]) 
 def test_scan_with_a_region_of_interest(capsys: pytest.CaptureFixture[str]) -> None:
     cards = shuffled(23, 3)
     clip, _ = make_clip("anglo", cards, TEST_SCENE)
-    assert main(["scan", "--source", str(clip), "--model", str(model_file("anglo")),
-                 "--roi", "90,20,300,320"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "scan",
+                "--source",
+                str(clip),
+                "--model",
+                str(model_file("anglo")),
+                "--roi",
+                "90,20,300,320",
+            ]
+        )
+        == 0
+    )
     assert [json.loads(x)["card"] for x in capsys.readouterr().out.splitlines()] == cards
 
 
@@ -132,9 +179,12 @@ class _Closed:
 
 @pytest.mark.parametrize(("error", "status"), [(BrokenPipeError, 0), (KeyboardInterrupt, 130)])
 def test_scan_stops_quietly_when_its_output_goes_or_on_ctrl_c(
-    error: type[BaseException], status: int, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    error: type[BaseException],
+    status: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     clip, _ = make_clip("anglo", shuffled(23, 3), TEST_SCENE)
     with open(tmp_path / "stdout", "wb") as sink:
         monkeypatch.setattr("sys.stdout", _Closed(error, sink.fileno()))
@@ -142,15 +192,19 @@ def test_scan_stops_quietly_when_its_output_goes_or_on_ctrl_c(
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--source", "x.avi"], "give --model MODEL (rank-suit) or --barcode CODEC"),
-    (["--source", "/nonexistent.avi", "--barcode", "text"], "no video file /nonexistent.avi"),
-    (["--source", "x.avi", "--barcode", "morse"], "morse"),
-    (["--source", "x.avi", "--model", "/none.npz"], "no model file /none.npz"),
-    (["--source", "x.avi", "--barcode", "text", "--roi", "1,2"], "--roi: expected"),
-])  # fmt: skip
-def test_scan_refuses_bad_arguments(args: list[str], message: str,
-                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--source", "x.avi"], "give --model MODEL (rank-suit) or --barcode CODEC"),
+        (["--source", "/nonexistent.avi", "--barcode", "text"], "no video file /nonexistent.avi"),
+        (["--source", "x.avi", "--barcode", "morse"], "morse"),
+        (["--source", "x.avi", "--model", "/none.npz"], "no model file /none.npz"),
+        (["--source", "x.avi", "--barcode", "text", "--roi", "1,2"], "--roi: expected"),
+    ],
+)
+def test_scan_refuses_bad_arguments(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["scan", *args]) == 2
     assert message in capsys.readouterr().err
 
@@ -172,11 +226,26 @@ def test_scan_takes_the_camera_from_the_config(
     cards = shuffled(24, 4)
     clip, _ = make_clip("anglo", cards, TEST_SCENE)
     model = str(model_file("anglo"))
-    assert main(["scan", "--source", str(clip), "--model", model, "--roi", "90,20,300,320",
-                 "--level", "110"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "scan",
+                "--source",
+                str(clip),
+                "--model",
+                model,
+                "--roi",
+                "90,20,300,320",
+                "--level",
+                "110",
+            ]
+        )
+        == 0
+    )
     explicit = capsys.readouterr().out
-    config = station_toml(tmp_path, source=str(clip), model=model, roi=[90, 20, 300, 320],
-                          level=110)  # fmt: skip
+    config = station_toml(
+        tmp_path, source=str(clip), model=model, roi=[90, 20, 300, 320], level=110
+    )
     assert main(["scan", "--config", str(config)]) == 0
     assert capsys.readouterr().out == explicit
     assert [json.loads(x)["card"] for x in explicit.splitlines()] == cards
@@ -185,14 +254,22 @@ def test_scan_takes_the_camera_from_the_config(
 def test_scan_flags_win_over_the_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cards = shuffled(25, 3)
     clip, _ = make_clip("anglo", cards, TEST_SCENE)
-    config = station_toml(tmp_path, source="/nonexistent.avi", model="/none.npz",
-                          min_confidence=0.999)  # fmt: skip
+    config = station_toml(
+        tmp_path, source="/nonexistent.avi", model="/none.npz", min_confidence=0.999
+    )
     assert main(["scan", "--config", str(config)]) == 2
     assert "no model file /none.npz" in capsys.readouterr().err
     assert main(["scan", "--config", str(config), "--model", str(model_file("anglo"))]) == 2
     assert "no video file /nonexistent.avi" in capsys.readouterr().err
-    argv = ["scan", "--config", str(config), "--model", str(model_file("anglo")),
-            "--source", str(clip)]  # fmt: skip
+    argv = [
+        "scan",
+        "--config",
+        str(config),
+        "--model",
+        str(model_file("anglo")),
+        "--source",
+        str(clip),
+    ]
     assert main(argv) == 0  # the config's min_confidence 0.999: cards are unreadable
     assert None in [json.loads(x)["card"] for x in capsys.readouterr().out.splitlines()]
     assert main([*argv, "--min-confidence", "0.5"]) == 0
@@ -204,8 +281,12 @@ def test_scan_takes_the_codec_of_a_barcode_config(
 ) -> None:
     from station.commands.scan import configured_camera
 
-    config = station_toml(tmp_path, 'driver = "camera"\ncodec = "index52"',
-                          source="/nonexistent.avi", recogniser="barcode")  # fmt: skip
+    config = station_toml(
+        tmp_path,
+        'driver = "camera"\ncodec = "index52"',
+        source="/nonexistent.avi",
+        recogniser="barcode",
+    )
     configured = configured_camera(config)
     assert configured is not None
     assert configured[0].recogniser == "barcode" and configured[1] == "index52"
@@ -214,25 +295,47 @@ def test_scan_takes_the_codec_of_a_barcode_config(
     assert "no video file /nonexistent.avi" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("config", "args", "message"), [
-    (None, ["--model", "m.npz"], "give --source SRC, or --config FILE with [reader.camera] source"),
-    (None, ["--source", "x.avi", "--model", "m.npz", "--barcode", "text"], "not both"),
-    ("missing", [], "cannot read the config {dir}/missing.toml"),
-    ('[reader]\ndriver = "sim"\n', [], "{dir}/station.toml: [reader.camera]: no such table"),
-    ("[table]\ndecks = 8\n", [], "{dir}/station.toml: [reader.camera]: no such table"),
-    ('[reader]\ndriver = "camera"\n[reader.camera]\nmodel = "m.npz"\n', ["--source", "x.avi"],
-     "{dir}/station.toml: [reader.camera] source: required"),
-    ('[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\nroi = [1, 2]\n', [],
-     "{dir}/station.toml: [reader.camera] roi: expected [x, y, width, height]"),
-    ('[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\n', [],
-     "{dir}/station.toml: [reader.camera] model: required for the rank-suit recogniser"),
-    ('[reader]\ncodec = "morse"\n[reader.camera]\nsource = "x.avi"\n', [],
-     "{dir}/station.toml: [reader] codec"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("config", "args", "message"),
+    [
+        (
+            None,
+            ["--model", "m.npz"],
+            "give --source SRC, or --config FILE with [reader.camera] source",
+        ),
+        (None, ["--source", "x.avi", "--model", "m.npz", "--barcode", "text"], "not both"),
+        ("missing", [], "cannot read the config {dir}/missing.toml"),
+        ('[reader]\ndriver = "sim"\n', [], "{dir}/station.toml: [reader.camera]: no such table"),
+        ("[table]\ndecks = 8\n", [], "{dir}/station.toml: [reader.camera]: no such table"),
+        (
+            '[reader]\ndriver = "camera"\n[reader.camera]\nmodel = "m.npz"\n',
+            ["--source", "x.avi"],
+            "{dir}/station.toml: [reader.camera] source: required",
+        ),
+        (
+            '[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\nroi = [1, 2]\n',
+            [],
+            "{dir}/station.toml: [reader.camera] roi: expected [x, y, width, height]",
+        ),
+        (
+            '[reader]\ndriver = "camera"\n[reader.camera]\nsource = "x.avi"\n',
+            [],
+            "{dir}/station.toml: [reader.camera] model: required for the rank-suit recogniser",
+        ),
+        (
+            '[reader]\ncodec = "morse"\n[reader.camera]\nsource = "x.avi"\n',
+            [],
+            "{dir}/station.toml: [reader] codec",
+        ),
+    ],
+)
 def test_scan_refuses_a_config_it_cannot_use(
-    config: str | None, args: list[str], message: str, tmp_path: Path,
+    config: str | None,
+    args: list[str],
+    message: str,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     if config == "missing":
         args = ["--config", str(tmp_path / "missing.toml"), *args]
     elif config is not None:
@@ -246,19 +349,38 @@ def test_scan_refuses_a_config_it_cannot_use(
 def test_calibrate_report_takes_the_model_from_the_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = station_toml(tmp_path, source="0", model=str(model_file("tango")),
-                          min_confidence=0.99)  # fmt: skip
-    assert main(["calibrate", "report", "--config", str(config), "--labelled",
-                 str(labelled("tango")), "--min-confidence", "0.5"]) == 0  # fmt: skip
+    config = station_toml(tmp_path, source="0", model=str(model_file("tango")), min_confidence=0.99)
+    assert (
+        main(
+            [
+                "calibrate",
+                "report",
+                "--config",
+                str(config),
+                "--labelled",
+                str(labelled("tango")),
+                "--min-confidence",
+                "0.5",
+            ]
+        )
+        == 0
+    )
     assert "52 photos: 52 right (100.0%)" in capsys.readouterr().out
-    assert main(["calibrate", "report", "--config", str(config), "--labelled",
-                 str(labelled("tango"))]) == 0  # fmt: skip
+    assert (
+        main(["calibrate", "report", "--config", str(config), "--labelled", str(labelled("tango"))])
+        == 0
+    )
     assert " 0 unreadable" not in capsys.readouterr().out  # the config's min_confidence 0.99
     barcode = station_toml(tmp_path, source="0", recogniser="barcode")
-    assert main(["calibrate", "report", "--config", str(barcode), "--labelled",
-                 str(labelled("tango"))]) == 2  # fmt: skip
+    assert (
+        main(
+            ["calibrate", "report", "--config", str(barcode), "--labelled", str(labelled("tango"))]
+        )
+        == 2
+    )
     assert "give --model MODEL, or --config FILE with [reader.camera] model" in (
-        capsys.readouterr().err)  # fmt: skip
+        capsys.readouterr().err
+    )
 
 
 def test_calibrate_clip_takes_the_source_and_roi_from_the_config(
@@ -285,8 +407,21 @@ def test_calibrate_camera_takes_min_confidence_from_the_config(
 ) -> None:
     config = station_toml(tmp_path, source="0", model="var/deck.npz", min_confidence=0.7)
     out = tmp_path / "anglo.npz"
-    assert main(["calibrate", "camera", "--config", str(config), "--reference",
-                 str(references("anglo")), "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "camera",
+                "--config",
+                str(config),
+                "--reference",
+                str(references("anglo")),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "min_confidence 0.7" in capsys.readouterr().out
     assert RankSuitModel.load(out).min_confidence == 0.7
 

@@ -20,8 +20,7 @@ def test_each_card_of_a_clip_is_read_once_at_rest(design: str) -> None:
     needs_designs()
     cards = shuffled(TUNING_DESIGNS.index(design) + 1, 13)
     clip, truth = make_clip(design, cards, TEST_SCENE)
-    passages = list(Scanner(model(design), PassageSettings()).scan(
-        frames(open_source(str(clip)))))  # fmt: skip
+    passages = list(Scanner(model(design), PassageSettings()).scan(frames(open_source(str(clip)))))
     assert [p.reading.card for p in passages] == cards
     for p, t in zip(passages, truth, strict=True):
         assert t.rest <= p.frame < t.leave  # read while it lay still
@@ -42,8 +41,9 @@ class Counting:
         return Reading(self.card, 1.0 if self.card else 0.2, "" if self.card else "unsure")
 
 
-def run(recogniser: Counting, clip: str, settings: PassageSettings) -> list[tuple[str | None,
-                                                                                   int, int]]:
+def run(
+    recogniser: Counting, clip: str, settings: PassageSettings
+) -> list[tuple[str | None, int, int]]:
     detector = PassageDetector(recogniser, settings)
     out = []
     for index, frame in enumerate(frames(open_source(clip))):

@@ -36,18 +36,26 @@ gated = false
 driver = "camera"
 [reader.camera]
 source = "{clip}"
-model = "{model_file('anglo')}"
+model = "{model_file("anglo")}"
 realtime = true
 [journal]
-path = "{tmp_path / 'journal.db'}"
+path = "{tmp_path / "journal.db"}"
 [api]
 bind = "127.0.0.1:{port}"
 public_read = true
-token_file = "{tmp_path / 'tokens.toml'}"
+token_file = "{tmp_path / "tokens.toml"}"
 tokens = [{{name = "dealer", role = "dealer", sha256 = "{token_hash(token)}"}}]
 """)
-    proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = spawn_station(
+        "run",
+        "--config",
+        str(config),
+        "--log-level",
+        "warning",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -60,8 +68,9 @@ tokens = [{{name = "dealer", role = "dealer", sha256 = "{token_hash(token)}"}}]
                 pass
             assert time.monotonic() < deadline, "the station did not start"
             time.sleep(0.05)
-        shoe = httpx.post(f"{url}/api/events", json={"type": "shoe"},
-                          headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        shoe = httpx.post(
+            f"{url}/api/events", json={"type": "shoe"}, headers={"Authorization": f"Bearer {token}"}
+        )
         assert shoe.json()["ok"]
         deadline = time.monotonic() + 60
         while True:

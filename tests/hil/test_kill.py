@@ -119,8 +119,15 @@ tokens = [{{name = "rig", role = "supervisor", sha256 = "{token_hash(token)}"}}]
     rng = random.Random(7)
     try:
         for kill in range(KILLS + 1):
-            proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+            proc = spawn_station(
+                "run",
+                "--config",
+                str(config),
+                "--log-level",
+                "warning",
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
             try:
                 state = wait_ready(url, proc)
                 check_state_is_the_replay(journal, state)

@@ -149,8 +149,11 @@ def test_random_bytes_through_a_pty_are_all_reported(shoe: PtyPort, framing: str
     with running(reader, sink) as thread:
         assert shoe.wait_reader(timeout=10)
 
-        @settings(max_examples=25, deadline=None,
-                  suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+        @settings(
+            max_examples=25,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
+        )
         @given(st.binary(min_size=1, max_size=200))
         def check(data: bytes) -> None:
             events_before, bytes_before = len(sink.events), reported()
@@ -224,8 +227,10 @@ class FakeStationApi:
 
 
 SIM_ARGS = dict(seed=11, rounds=8)
-SIM_FAULTS = ("unreadable=0.05,garbled=0.08,disconnect=0.04,foreign=0.1,while_suspended=0.3,"
-              "extra_third=0.1,missing_third=0.1,early_card=0.05,short_burn=0.5")  # fmt: skip
+SIM_FAULTS = (
+    "unreadable=0.05,garbled=0.08,disconnect=0.04,foreign=0.1,while_suspended=0.3,"
+    "extra_third=0.1,missing_third=0.1,early_card=0.05,short_burn=0.5"
+)
 
 
 def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
@@ -244,16 +249,33 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
         '[reader]\nurl = "/dev/baccarat-shoe"\nframing = "stx-etx"\ncodec = "suit-rank-4"\n'
         'no_read = "0000"\ncut_card = "9999"\n'
     )
-    reader = SerialReader(config_for(link, framing="stx-etx", codec="suit-rank-4",
-                                     no_read="0000", cut_card="9999"))  # fmt: skip
+    reader = SerialReader(
+        config_for(link, framing="stx-etx", codec="suit-rank-4", no_read="0000", cut_card="9999")
+    )
     table = Table()
     sink = TableSink(table, on_suspend=lambda: reader.send(b"\x13"))
     api = FakeStationApi(sink, stream)
-    command = ["sim-shoe", "--link", str(link),
-               "--pace", "0.002", "--unplug-for", "0.05", "--seed", str(SIM_ARGS["seed"]),
-               "--rounds", str(SIM_ARGS["rounds"]), "--faults", SIM_FAULTS,
-               "--config", str(tmp_path / "station.toml"),
-               "--station", api.url, "--token", TOKEN]  # fmt: skip
+    command = [
+        "sim-shoe",
+        "--link",
+        str(link),
+        "--pace",
+        "0.002",
+        "--unplug-for",
+        "0.05",
+        "--seed",
+        str(SIM_ARGS["seed"]),
+        "--rounds",
+        str(SIM_ARGS["rounds"]),
+        "--faults",
+        SIM_FAULTS,
+        "--config",
+        str(tmp_path / "station.toml"),
+        "--station",
+        api.url,
+        "--token",
+        TOKEN,
+    ]
     rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until(link.is_symlink, what="the rig's pty link")
@@ -287,8 +309,18 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
     stream = list(rig_events(3, rounds=2, gated=False))
     reader = SerialReader(config_for(link))
     sink = CollectingSink()
-    command = ["sim-shoe", "--link", str(link), "--pace",
-               "0", "--seed", "3", "--rounds", "2", "--ungated"]  # fmt: skip
+    command = [
+        "sim-shoe",
+        "--link",
+        str(link),
+        "--pace",
+        "0",
+        "--seed",
+        "3",
+        "--rounds",
+        "2",
+        "--ungated",
+    ]
     rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until(link.is_symlink, what="the rig's pty link")
@@ -302,8 +334,9 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
     assert rig.returncode == 0
     assert "no --station" in err.decode()
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [r["via"] for r in rows] == ["serial" if e["actor"] == "reader" else "skipped"
-                                        for e in stream]  # fmt: skip
+    assert [r["via"] for r in rows] == [
+        "serial" if e["actor"] == "reader" else "skipped" for e in stream
+    ]
     assert sink.cards() == [e["card"] for e in planned if e["type"] == "card"]
     assert sink.types()[len(planned) :] == ["fault"]
 
@@ -355,13 +388,36 @@ demo_tokens = true
 [signals]
 stop_command = "hex:13"
 """)
-    rig_command = ["sim-shoe", "--link", str(link),
-                   "--pace", "0.05", "--unplug-for", "0.1", "--seed", str(seed), "--rounds",
-                   str(rounds), "--faults", SIM_FAULTS, "--config", str(config),
-                   "--station", f"http://127.0.0.1:{port}"]  # fmt: skip
+    rig_command = [
+        "sim-shoe",
+        "--link",
+        str(link),
+        "--pace",
+        "0.05",
+        "--unplug-for",
+        "0.1",
+        "--seed",
+        str(seed),
+        "--rounds",
+        str(rounds),
+        "--faults",
+        SIM_FAULTS,
+        "--config",
+        str(config),
+        "--station",
+        f"http://127.0.0.1:{port}",
+    ]
     rig = None
-    station = spawn_station("run", "--config", str(config), "--log-level", "warning",
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    station = spawn_station(
+        "run",
+        "--config",
+        str(config),
+        "--log-level",
+        "warning",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert station.stdout is not None
         token = ""
@@ -371,8 +427,9 @@ stop_command = "hex:13"
                 token = parts[1]
                 break
         assert token, "station run printed no supervisor token"
-        rig = spawn_station(*rig_command, "--token", token, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+        rig = spawn_station(
+            *rig_command, "--token", token, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         out, err = rig.communicate(timeout=180)
         assert rig.returncode == 0, err.decode()
     finally:
@@ -388,8 +445,9 @@ stop_command = "hex:13"
     # Before the rig made its pty the reader could not open the port: faults with no shoe
     # in play, accepted and changing nothing.
     assert {(e["type"], e["verdict"]["ok"]) for e in journal[:first_shoe]} <= {
-        ("restart", True), ("fault", True),
-    }  # fmt: skip
+        ("restart", True),
+        ("fault", True),
+    }
     journal = journal[first_shoe:]
     assert len(journal) >= len(stream), export.stderr
     for planned, row in zip(stream, journal, strict=False):

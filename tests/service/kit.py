@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import socket
 import threading
 import time
@@ -28,15 +27,20 @@ ROLES = ("viewer", "dealer", "supervisor", "rig")
 def make_tokens() -> tuple[dict[str, str], tuple[TokenEntry, ...]]:
     """A token per role: the tokens by role, and the config entries (hashes only)."""
     tokens = {role: new_token() for role in ROLES}
-    entries = tuple(TokenEntry(f"test-{r}", r, token_hash(t)) for r, t in tokens.items())
+    entries = tuple(
+        TokenEntry(name=f"test-{r}", role=r, sha256=token_hash(t)) for r, t in tokens.items()
+    )
     return tokens, entries
 
 
 def make_config(tmp: Path, **api: Any) -> tuple[StationConfig, dict[str, str]]:
     tokens, entries = make_tokens()
     api_config = ApiConfig(tokens=entries, token_file=tmp / "tokens.toml", **api)
-    config = StationConfig(table=TableConfig(id="t-test"),
-                           journal=JournalConfig(tmp / "journal.db"), api=api_config)
+    config = StationConfig(
+        table=TableConfig(id="t-test"),
+        journal=JournalConfig(path=tmp / "journal.db"),
+        api=api_config,
+    )
     return config, tokens
 
 
@@ -59,7 +63,9 @@ class Running:
 
 @contextmanager
 def serve(
-    config: StationConfig, tokens: dict[str, str], reader: CardReader | None = None,
+    config: StationConfig,
+    tokens: dict[str, str],
+    reader: CardReader | None = None,
     wait_ready: bool = True,
 ) -> Iterator[Running]:
     """The station's app under a real uvicorn server on 127.0.0.1, a free port."""
@@ -67,14 +73,14 @@ def serve(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = dataclasses.replace(config, api=dataclasses.replace(config.api,
-                                                                 bind=f"127.0.0.1:{port}"))
+    config = config.model_copy(
+        update={"api": config.api.model_copy(update={"bind": f"127.0.0.1:{port}"})}
+    )
     station = Station(config, reader)
     store = TokenStore(config.api.tokens, config.api.token_file)
     app = create_app(station, store)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     running = Running(f"http://127.0.0.1:{port}", station, tokens)
     try:

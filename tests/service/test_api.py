@@ -19,11 +19,16 @@ from tests.service.kit import Running, make_config, serve
 pytestmark = pytest.mark.server
 
 ROUND = [
-    {"type": "shoe"}, {"type": "card", "card": "2H"}, {"type": "card", "card": "KS"},
-    {"type": "card", "card": "QD"}, {"type": "close_bets"},
-    {"type": "card", "card": "9S"}, {"type": "card", "card": "2D"},
-    {"type": "card", "card": "KH"}, {"type": "card", "card": "5C"},
-]  # fmt: skip
+    {"type": "shoe"},
+    {"type": "card", "card": "2H"},
+    {"type": "card", "card": "KS"},
+    {"type": "card", "card": "QD"},
+    {"type": "close_bets"},
+    {"type": "card", "card": "9S"},
+    {"type": "card", "card": "2D"},
+    {"type": "card", "card": "KH"},
+    {"type": "card", "card": "5C"},
+]
 
 
 def test_post_answers_the_verdict(live: Running) -> None:
@@ -49,11 +54,14 @@ def test_errors_are_answered_200_and_suspend(live: Running) -> None:
     assert resumed["ok"] and resumed["role"] == "burn_reveal"
 
 
-@pytest.mark.parametrize(("headers", "status", "words"), [
-    ({}, 401, "missing token"),
-    ({"Authorization": "Bearer nope"}, 401, "unknown token"),
-    ({"Authorization": "Basic abc"}, 401, "unknown token"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("headers", "status", "words"),
+    [
+        ({}, 401, "missing token"),
+        ({"Authorization": "Bearer nope"}, 401, "unknown token"),
+        ({"Authorization": "Basic abc"}, 401, "unknown token"),
+    ],
+)
 def test_401(live: Running, headers: dict[str, str], status: int, words: str) -> None:
     r = httpx.post(f"{live.url}/api/events", json={"type": "shoe"}, headers=headers)
     assert r.status_code == status
@@ -61,15 +69,18 @@ def test_401(live: Running, headers: dict[str, str], status: int, words: str) ->
     assert r.headers["www-authenticate"] == "Bearer"
 
 
-@pytest.mark.parametrize(("role", "event"), [
-    ("viewer", {"type": "shoe"}),
-    ("dealer", {"type": "resume"}),
-    ("dealer", {"type": "void"}),
-    ("dealer", {"type": "card", "card": "AS"}),
-    ("supervisor", {"type": "cut"}),
-    ("supervisor", {"type": "fault", "detail": "x"}),
-    ("rig", {"type": "restart"}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("role", "event"),
+    [
+        ("viewer", {"type": "shoe"}),
+        ("dealer", {"type": "resume"}),
+        ("dealer", {"type": "void"}),
+        ("dealer", {"type": "card", "card": "AS"}),
+        ("supervisor", {"type": "cut"}),
+        ("supervisor", {"type": "fault", "detail": "x"}),
+        ("rig", {"type": "restart"}),
+    ],
+)
 def test_403_wrong_role(live: Running, role: str, event: dict[str, Any]) -> None:
     r = live.post(event, role)
     assert r.status_code == 403, r.text
@@ -83,15 +94,18 @@ def test_rig_is_off_unless_configured(tmp_path: Path) -> None:
         assert running.post({"type": "shoe"}, "supervisor").status_code == 200
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    (b"not json", "not valid JSON"),
-    (b"[1, 2]", "one JSON object"),
-    (b'{"type": "deal"}', "'type' must be one of"),
-    (b'{"card": "AS"}', "'type' must be one of"),
-    (b'{"type": "card"}', 'needs a "card" key'),
-    (b'{"type": "shoe", "verdict": {}}', "reserved"),
-    (b'{"type": "card", "card": NaN}', "not valid JSON"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"not json", "not valid JSON"),
+        (b"[1, 2]", "one JSON object"),
+        (b'{"type": "deal"}', "'type' must be one of"),
+        (b'{"card": "AS"}', "'type' must be one of"),
+        (b'{"type": "card"}', 'needs a "card" key'),
+        (b'{"type": "shoe", "verdict": {}}', "reserved"),
+        (b'{"type": "card", "card": NaN}', "not valid JSON"),
+    ],
+)
 def test_422_malformed(live: Running, body: bytes, words: str) -> None:
     r = httpx.post(f"{live.url}/api/events", content=body, headers=live.headers("rig"))
     assert r.status_code == 422
@@ -177,9 +191,10 @@ def test_every_state_message_carries_the_readers_status(tmp_path: Path) -> None:
     the state after a reader's notice (no table event) all carry `reader`, read then."""
     config, tokens = make_config(tmp_path, allow_rig=True)
     reader = SwitchReader()
-    with serve(config, tokens, reader) as live, connect(
-        f"{live.ws_url}?token={live.tokens['viewer']}"
-    ) as ws:  # fmt: skip
+    with (
+        serve(config, tokens, reader) as live,
+        connect(f"{live.ws_url}?token={live.tokens['viewer']}") as ws,
+    ):
         hello = json.loads(ws.recv(5))
         assert hello["state"]["reader"] == reader.status()
         assert hello["state"]["reader"]["connected"] is True
@@ -192,8 +207,11 @@ def test_every_state_message_carries_the_readers_status(tmp_path: Path) -> None:
         while state["suspension"] is None:  # a batch before the fault
             state = next_state(ws)
         assert state["suspension"]["code"] == "SCANNER_FAULT"
-        assert state["reader"] == {"driver": "switch", "connected": False,
-                                   "detail": "lost: the cable was pulled"}  # fmt: skip
+        assert state["reader"] == {
+            "driver": "switch",
+            "connected": False,
+            "detail": "lost: the cable was pulled",
+        }
         api = httpx.get(f"{live.url}/api/state", headers=live.headers("viewer")).json()
         assert api["reader"]["connected"] is False
         reader.reconnect()  # a notice, not a table event: its state says so too
@@ -248,8 +266,11 @@ def test_restart_replays_the_journal_and_suspends(tmp_path: Path) -> None:
         for key in ("cards_out", "burned", "round", "rounds_opened", "in_play"):
             assert after[key] == before[key]
         # the restart row is committed before the station says it is ready
-        rows = httpx.get(f"{second.url}/api/journal", params={"after": before["seq"]},
-                         headers=second.headers("viewer")).json()["events"]  # fmt: skip
+        rows = httpx.get(
+            f"{second.url}/api/journal",
+            params={"after": before["seq"]},
+            headers=second.headers("viewer"),
+        ).json()["events"]
         assert [r["event"]["type"] for r in rows] == ["restart"]
         assert rows[0]["verdict"]["error"] == "STATION_RESTART"
         assert second.post({"type": "resume"}, "supervisor").json()["ok"]

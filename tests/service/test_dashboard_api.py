@@ -40,8 +40,12 @@ def test_the_page_and_its_files_are_served_locally(live: Running) -> None:
     assert "default-src 'self'" in page.headers["content-security-policy"]
     html = page.text
     assert "http://" not in html and "https://" not in html  # nothing from a CDN
-    for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css"),
-                       ("roads.js", "text/javascript"), ("favicon.svg", "image/svg+xml")):
+    for name, kind in (
+        ("app.js", "text/javascript"),
+        ("style.css", "text/css"),
+        ("roads.js", "text/javascript"),
+        ("favicon.svg", "image/svg+xml"),
+    ):
         r = get(live, f"/web/{name}", None)
         assert r.status_code == 200 and r.headers["content-type"].startswith(kind), name
         assert "https://" not in r.text, name
@@ -51,8 +55,12 @@ def test_the_page_and_its_files_are_served_locally(live: Running) -> None:
 
 def test_whoami_and_explanations(live: Running) -> None:
     assert get(live, "/api/whoami", "supervisor").json() == {
-        "name": "test-supervisor", "role": "supervisor", "acts_as": "supervisor",
-        "public_read": False, "table": "t-test"}  # fmt: skip
+        "name": "test-supervisor",
+        "role": "supervisor",
+        "acts_as": "supervisor",
+        "public_read": False,
+        "table": "t-test",
+    }
     anonymous = get(live, "/api/whoami", None).json()
     assert anonymous["name"] is None and anonymous["public_read"] is False
     r = httpx.get(f"{live.url}/api/whoami", headers={"Authorization": "Bearer wrong"})
@@ -79,8 +87,17 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     assert get(live, "/api/history", None).status_code == 401
     empty = get(live, "/api/history").json()
     assert empty["rounds"] == [] and empty["shoe"] == 0 and empty["roads"]["bead_plate"] == []
-    deal(live, [{"type": "shoe"}, *BURN, *ROUND, {"type": "close_bets"},
-                {"type": "card", "card": None}, {"type": "void"}])  # fmt: skip
+    deal(
+        live,
+        [
+            {"type": "shoe"},
+            *BURN,
+            *ROUND,
+            {"type": "close_bets"},
+            {"type": "card", "card": None},
+            {"type": "void"},
+        ],
+    )
     hist = get(live, "/api/history").json()
     assert hist["seq"] == live.station.snapshot.seq
     assert hist["shoe"] == 1 and hist["in_play"] is True and hist["voided"] == [2]
@@ -93,8 +110,7 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     fresh = get(live, "/api/history").json()
     assert fresh["shoe"] == 2 and fresh["rounds"] == [] and fresh["voided"] == []
     # until the new shoe has a result, the finished shoe is still there to see
-    assert fresh["previous"] == {"shoe": 1, "rounds": [r1], "voided": [2],
-                                 "roads": hist["roads"]}  # fmt: skip
+    assert fresh["previous"] == {"shoe": 1, "rounds": [r1], "voided": [2], "roads": hist["roads"]}
     deal(live, [*BURN, *ROUND])
     assert get(live, "/api/history").json()["previous"] is None
 
@@ -108,10 +124,14 @@ def test_export_is_the_journal_export(live: Running) -> None:
     # what `station journal export` writes: the event, its journal row and its verdict
     rows = get(live, "/api/journal?limit=1000").json()["events"]
     expected = [
-        {**row["event"], "journal": {k: row[k] for k in ("seq", "ts", "source", "actor")},
-         "verdict": {k: v for k, v in row["verdict"].items() if k != "seq"}}
-        for row in rows if row["event"]["type"] != "notice"
-    ]  # fmt: skip
+        {
+            **row["event"],
+            "journal": {k: row[k] for k in ("seq", "ts", "source", "actor")},
+            "verdict": {k: v for k, v in row["verdict"].items() if k != "seq"},
+        }
+        for row in rows
+        if row["event"]["type"] != "notice"
+    ]
     assert ours == expected
     later = get(live, f"/api/export?after={rows[-2]['seq']}").content.splitlines()
     assert len(later) == 1 and orjson.loads(later[0])["verdict"]["error"] == "UNREADABLE_CARD"
@@ -139,8 +159,10 @@ def test_odds_between_rounds_and_during_a_round(live: Running) -> None:
     cards = get(live, "/api/odds").json()["cards"]
     # the cards not seen: the shoe's, the unreadable one (out, never identified), the round's
     assert cards == {"size": 416, "out": 10, "left": 406, "unreadable": 1, "round": 2}
-    assert cards["left"] + cards["unreadable"] + cards["round"] == get(
-        live, "/api/odds").json()["odds"]["cards_left"]  # fmt: skip
+    assert (
+        cards["left"] + cards["unreadable"] + cards["round"]
+        == get(live, "/api/odds").json()["odds"]["cards_left"]
+    )
     assert get(live, "/api/odds?paytable=nope").status_code == 422
     no_commission = get(live, "/api/odds?paytable=no_commission").json()
     assert no_commission["paytable"] == "no_commission" and no_commission["odds"]["next_round"] == 2
@@ -154,17 +176,25 @@ def replayed_table(export: bytes) -> Table:
     lines = [orjson.loads(line) for line in export.splitlines()]
     verdicts = [orjson.loads(line) for line in out.getvalue().splitlines()]
     assert [{k: v for k, v in r.items() if k != "seq"} for r in verdicts] == [
-        line["verdict"] for line in lines]
+        line["verdict"] for line in lines
+    ]
     return table
 
 
 def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Running) -> None:
     """Published by the writer, not read back: still exactly what `station replay` of the
     journal's export up to the same row gives, through faults, voids and a new shoe."""
-    events = [{k: v for k, v in e.items() if k not in ("expect", "fault")}
-              for e in simulate(7, shoes=1, faults={"all": 0.05}, rounds=14)]  # fmt: skip
-    events += [{"type": "shoe"}, *BURN, *ROUND, {"type": "close_bets"},
-               {"type": "card", "card": "AS"}]  # fmt: skip
+    events = [
+        {k: v for k, v in e.items() if k not in ("expect", "fault")}
+        for e in simulate(7, shoes=1, faults={"all": 0.05}, rounds=14)
+    ]
+    events += [
+        {"type": "shoe"},
+        *BURN,
+        *ROUND,
+        {"type": "close_bets"},
+        {"type": "card", "card": "AS"},
+    ]
     analyzer = Analyzer(seed_bets(load("traditional")))
     checked, voided, seen_previous = 0, 0, 0
     with httpx.Client(headers=live.headers("rig")) as client:
@@ -177,17 +207,28 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
             export = client.get(f"{live.url}/api/export")
             seq = history["seq"]
             assert odds["seq"] == seq and export.headers["content-disposition"].endswith(
-                f'-{seq}.jsonl"')
+                f'-{seq}.jsonl"'
+            )
             table = replayed_table(export.content)
             rounds = orjson.loads(orjson.dumps(table.results))
             previous = None
             if not rounds and (table.previous_results or table.previous_voided):
                 before = orjson.loads(orjson.dumps(table.previous_results))
-                previous = {"shoe": table.shoes_started - 1, "rounds": before,
-                            "voided": table.previous_voided, "roads": scoreboards(before)}
-            assert history == {"seq": seq, "shoe": table.shoes_started, "in_play": table.in_play,
-                               "rounds": rounds, "voided": table.voided,
-                               "roads": scoreboards(rounds), "previous": previous}  # fmt: skip
+                previous = {
+                    "shoe": table.shoes_started - 1,
+                    "rounds": before,
+                    "voided": table.previous_voided,
+                    "roads": scoreboards(before),
+                }
+            assert history == {
+                "seq": seq,
+                "shoe": table.shoes_started,
+                "in_play": table.in_play,
+                "rounds": rounds,
+                "voided": table.voided,
+                "roads": scoreboards(rounds),
+                "previous": previous,
+            }
             seen_previous += previous is not None
             assert odds["betting_closed"] == (table.round is not None)
             if not table.in_play:
@@ -198,8 +239,9 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
                 for card in [] if rnd is None else [*rnd.player, *rnd.banker]:
                     composition[card] += 1
                 number = table.rounds_opened + 1 if rnd is None else rnd.number
-                assert odds["odds"] == orjson.loads(orjson.dumps(
-                    analyzer.live_edge(composition, number)))
+                assert odds["odds"] == orjson.loads(
+                    orjson.dumps(analyzer.live_edge(composition, number))
+                )
             checked += 1
             voided += len(history["voided"])
     assert checked >= 8 and voided and seen_previous

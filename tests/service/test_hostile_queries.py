@@ -19,18 +19,27 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         yield running
 
 
-@pytest.mark.parametrize("query", [
-    "after=9223372036854775808", "after=-1", "after=1e3", "after=x", "limit=0", "limit=1001",
-    "after=99999999999999999999999999999",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        "after=9223372036854775808",
+        "after=-1",
+        "after=1e3",
+        "after=x",
+        "limit=0",
+        "limit=1001",
+        "after=99999999999999999999999999999",
+    ],
+)
 def test_bad_journal_queries_are_422(live: Running, query: str) -> None:
     r = httpx.get(f"{live.url}/api/journal?{query}", headers=live.headers("viewer"))
     assert r.status_code == 422, r.text
 
 
 def test_the_largest_seq_is_answered(live: Running) -> None:
-    r = httpx.get(f"{live.url}/api/journal?after=9223372036854775807",
-                  headers=live.headers("viewer"))  # fmt: skip
+    r = httpx.get(
+        f"{live.url}/api/journal?after=9223372036854775807", headers=live.headers("viewer")
+    )
     assert r.status_code == 200 and r.json() == {"events": []}
 
 

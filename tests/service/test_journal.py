@@ -17,14 +17,21 @@ from station.live.journal import Journal, JournalError, Pending, notice
 from station.live.replay import replay
 
 SHOE = [
-    {"type": "shoe"}, {"type": "card", "card": "3H"},
-    {"type": "card", "card": "KS"}, {"type": "card", "card": "QD"}, {"type": "card", "card": "TC"},
+    {"type": "shoe"},
+    {"type": "card", "card": "3H"},
+    {"type": "card", "card": "KS"},
+    {"type": "card", "card": "QD"},
+    {"type": "card", "card": "TC"},
     {"type": "close_bets"},
-    {"type": "card", "card": "9S"}, {"type": "card", "card": "2D"},
-    {"type": "card", "card": "KH"}, {"type": "card", "card": "5C"},
-    {"type": "card", "card": None}, {"type": "resume", "card": "4H"},
-    {"type": "close_bets"}, {"type": "card", "card": "AS"},
-]  # fmt: skip
+    {"type": "card", "card": "9S"},
+    {"type": "card", "card": "2D"},
+    {"type": "card", "card": "KH"},
+    {"type": "card", "card": "5C"},
+    {"type": "card", "card": None},
+    {"type": "resume", "card": "4H"},
+    {"type": "close_bets"},
+    {"type": "card", "card": "AS"},
+]
 
 
 def write(path: Path, events: list[dict[str, object]] = SHOE) -> tuple[Journal, Table]:
@@ -81,8 +88,11 @@ def test_replay_gives_the_same_table(tmp_path: Path) -> None:
 
 def test_edited_row_is_detected(tmp_path: Path) -> None:
     write(tmp_path / "j.db")[0].close()
-    tamper(tmp_path / "j.db", "UPDATE journal SET event = ? WHERE seq = 8",
-           '{"card":"9H","type":"card"}')  # fmt: skip
+    tamper(
+        tmp_path / "j.db",
+        "UPDATE journal SET event = ? WHERE seq = 8",
+        '{"card":"9H","type":"card"}',
+    )
     report = Journal(tmp_path / "j.db").verify()
     assert not report.ok
     assert any("row 8" in p and "edited" in p for p in report.problems)
@@ -95,9 +105,11 @@ def test_edited_verdict_is_detected_even_with_a_fixed_hash(tmp_path: Path) -> No
     journal, _ = write(tmp_path / "j.db")
     journal.close()
     db = sqlite3.connect(tmp_path / "j.db")
-    db.execute("UPDATE journal SET verdict = replace(verdict, '\"winner\":\"player\"', "
-               "'\"winner\":\"banker\"')")  # fmt: skip
-    changed = "SELECT count(*) FROM journal WHERE verdict LIKE '%\"winner\":\"banker\"%'"
+    db.execute(
+        'UPDATE journal SET verdict = replace(verdict, \'"winner":"player"\', '
+        '\'"winner":"banker"\')'
+    )
+    changed = 'SELECT count(*) FROM journal WHERE verdict LIKE \'%"winner":"banker"%\''
     assert db.execute(changed).fetchone()[0] == 1
     prev = "0" * 64
     for seq, ts, src, actor, kind, ev, ver in db.execute(
@@ -138,8 +150,11 @@ def test_reordered_rows_are_detected(tmp_path: Path) -> None:
     a = db.execute("SELECT * FROM journal WHERE seq = 7").fetchone()
     b = db.execute("SELECT * FROM journal WHERE seq = 8").fetchone()
     for seq, row in ((7, b), (8, a)):
-        db.execute("UPDATE journal SET ts=?, source=?, actor=?, kind=?, event=?, verdict=?, "
-                   "prev_hash=?, hash=? WHERE seq=?", (*row[1:], seq))  # fmt: skip
+        db.execute(
+            "UPDATE journal SET ts=?, source=?, actor=?, kind=?, event=?, verdict=?, "
+            "prev_hash=?, hash=? WHERE seq=?",
+            (*row[1:], seq),
+        )
     db.commit()
     db.close()
     report = Journal(tmp_path / "j.db").verify()
@@ -184,8 +199,9 @@ os.kill(os.getpid(), 9)
 
 def test_committed_rows_survive_sigkill(tmp_path: Path) -> None:
     path = tmp_path / "j.db"
-    proc = subprocess.run([sys.executable, "-c", CRASHER, str(path)], capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASHER, str(path)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == -9, proc.stderr
     acknowledged = int(proc.stdout.split()[-1])
     with Journal(path) as journal:
@@ -212,8 +228,14 @@ def test_a_notice_may_carry_any_detail_even_one_named_like_its_own_keys(tmp_path
         details = {"source": "/dev/video0", "actor": "x", "type": "y", "message": "z"}
         (row,) = journal.append([notice("reader", "camera", "opened", **details)])
     assert row.kind == "notice" and row.source == "reader" and row.actor == "camera"
-    assert row.event == {"type": "notice", "message": "opened", "source": "/dev/video0",
-                         "actor": "x", "detail_type": "y", "detail_message": "z"}  # fmt: skip
+    assert row.event == {
+        "type": "notice",
+        "message": "opened",
+        "source": "/dev/video0",
+        "actor": "x",
+        "detail_type": "y",
+        "detail_message": "z",
+    }
 
 
 def test_a_failed_commit_raises_its_own_error_and_changes_nothing(tmp_path: Path) -> None:

@@ -25,8 +25,10 @@ from station.live.journal import (
 def pragmas(path: Path) -> tuple[int, int]:
     db = sqlite3.connect(path)
     try:
-        return (db.execute("PRAGMA application_id").fetchone()[0],
-                db.execute("PRAGMA user_version").fetchone()[0])  # fmt: skip
+        return (
+            db.execute("PRAGMA application_id").fetchone()[0],
+            db.execute("PRAGMA user_version").fetchone()[0],
+        )
     finally:
         db.close()
 

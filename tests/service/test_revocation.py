@@ -21,7 +21,8 @@ def test_revoking_a_token_closes_its_websocket(tmp_path: Path) -> None:
     config, tokens = make_config(tmp_path)
     watcher = new_token()
     token_file = config.api.token_file
-    write_token_file(token_file, [TokenEntry("surveillance", "viewer", token_hash(watcher))])
+    entry = TokenEntry(name="surveillance", role="viewer", sha256=token_hash(watcher))
+    write_token_file(token_file, [entry])
     with (
         serve(config, tokens) as live,
         connect(f"{live.ws_url}?token={tokens['viewer']}") as kept,

@@ -35,7 +35,7 @@ def demo_station_config(tmp_path: Path, port: int) -> Path:
     config = tmp_path / "station.toml"
     config.write_text(f"""
 [journal]
-path = "{tmp_path / 'j.db'}"
+path = "{tmp_path / "j.db"}"
 [api]
 bind = "127.0.0.1:{port}"
 demo_tokens = true
@@ -49,9 +49,17 @@ def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Pat
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    proc = spawn_station("run", "--config", str(config), "--log-level", "warning",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={"NOTIFY_SOCKET": str(tmp_path / "notify")})  # fmt: skip
+    proc = spawn_station(
+        "run",
+        "--config",
+        str(config),
+        "--log-level",
+        "warning",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
+    )
     try:
         assert proc.stdout is not None
         tokens = {}
@@ -90,8 +98,16 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
 
     port = free_port()
     config = demo_station_config(tmp_path, port)
-    proc = spawn_station("run", "--config", str(config), "--log-level", "info",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = spawn_station(
+        "run",
+        "--config",
+        str(config),
+        "--log-level",
+        "info",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         token = next(line.split()[1] for line in proc.stdout if line.startswith("  viewer "))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import http.server
 import json
 import threading
@@ -76,7 +75,7 @@ def game_server() -> Iterator[tuple[str, Hooks]]:
 
 def with_signals(tmp_path: Path, **signals: Any) -> tuple[Any, dict[str, str]]:
     config, tokens = make_config(tmp_path, allow_rig=True)
-    return dataclasses.replace(config, signals=SignalsConfig(**signals)), tokens
+    return config.model_copy(update={"signals": SignalsConfig(**signals)}), tokens
 
 
 def test_suspension_and_resume_are_posted_with_retries(tmp_path: Path) -> None:
@@ -116,15 +115,17 @@ def test_a_slow_game_server_does_not_hold_verdicts(tmp_path: Path) -> None:
 def test_a_webhook_given_up_is_journaled(tmp_path: Path) -> None:
     with game_server() as (url, hooks):
         hooks.fail_first = 1000
-        config, tokens = with_signals(tmp_path, webhooks=(url,), webhook_attempts=2,
-                                      webhook_backoff=0.01)  # fmt: skip
+        config, tokens = with_signals(
+            tmp_path, webhooks=(url,), webhook_attempts=2, webhook_backoff=0.01
+        )
         with serve(config, tokens) as live:
             live.post({"type": "shoe"}, "dealer")
             live.post({"type": "fault"})
             deadline = time.monotonic() + 10
             while True:
-                rows = httpx.get(f"{live.url}/api/journal",
-                                 headers=live.headers("viewer")).json()["events"]  # fmt: skip
+                rows = httpx.get(f"{live.url}/api/journal", headers=live.headers("viewer")).json()[
+                    "events"
+                ]
                 gave_up = [r for r in rows if r["event"].get("message") == "webhook gave up"]
                 if gave_up or time.monotonic() > deadline:
                     break
@@ -139,8 +140,11 @@ def test_stop_command_goes_to_the_shoe(tmp_path: Path) -> None:
     pty = PtyPort(link)
     try:
         config, tokens = with_signals(tmp_path, stop_command="hex:13", release_command="hex:11")
-        config = dataclasses.replace(config, reader=from_mapping(
-            {"driver": "serial", "url": str(link), "exclusive": False}))
+        config = config.model_copy(
+            update={
+                "reader": from_mapping({"driver": "serial", "url": str(link), "exclusive": False})
+            }
+        )
         with serve(config, tokens, reader=create_reader(config.reader)) as live:
             assert pty.wait_reader(10)
             live.post({"type": "shoe"}, "dealer")
@@ -172,4 +176,4 @@ def test_a_suspension_is_announced_again_after_a_restart(tmp_path: Path) -> None
             hooks.wait(lambda: len(hooks.received) == 2)
     again = hooks.received[1]
     assert again["type"] == "suspended" and again["code"] == "SCANNER_FAULT"
-    assert again["event"] == {"type": "restart"}
+    assert again["event"] == {"type": "restart", "paytable": "traditional"}

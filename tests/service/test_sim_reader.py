@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -21,8 +20,14 @@ from station.live.config import TableConfig
 from station.live.journal import Journal
 from tests.service.kit import make_config, serve
 
-FAST = SimSettings(seed=3, card_interval=0.5, betting_time=2.0, shuffle_time=5.0,
-                   fault_chance=0.1, supervisor_after=4.0)  # fmt: skip
+FAST = SimSettings(
+    seed=3,
+    card_interval=0.5,
+    betting_time=2.0,
+    shuffle_time=5.0,
+    fault_chance=0.1,
+    supervisor_after=4.0,
+)
 EXPECTED_ERRORS = {"UNREADABLE_CARD", "SCANNER_FAULT"}
 
 
@@ -78,7 +83,7 @@ def test_the_bot_deals_shoes_by_the_rules() -> None:
 
 
 def test_the_supervisor_waits_and_lets_others_act_first() -> None:
-    sink, bot = TableSink(decks=1), SimReader(settings=dataclasses.replace(FAST, fault_chance=0))
+    sink, bot = TableSink(decks=1), SimReader(settings=FAST.model_copy(update={"fault_chance": 0}))
     play(bot, sink, 3)  # shoe, burn reveal...
     sink.event({"type": "fault", "detail": "pulled cable"})
     now = 10.0
@@ -122,11 +127,31 @@ def test_after_a_restart_the_shoe_is_ended() -> None:
 
 
 def test_settings_are_checked() -> None:
-    config = from_mapping({"driver": "sim", "sim": {"card_interval": -1}})
-    with pytest.raises(ConfigError, match=r"\[reader.sim\] card_interval"):
-        create_reader(config)
-    with pytest.raises(ConfigError, match="unknown key"):
+    # Checked with the rest of the config, before any reader is made.
+    with pytest.raises(
+        ConfigError,
+        match=r"\[reader.sim\] card_interval: expected a number "
+        r"from 0 to 3600, got -1",
+    ):
+        create_reader(from_mapping({"driver": "sim", "sim": {"card_interval": -1}}))
+    with pytest.raises(
+        ConfigError,
+        match=r"\[reader.sim\] speed: unknown key; the keys are "
+        r"seed, card_interval",
+    ):
         create_reader(from_mapping({"driver": "sim", "sim": {"speed": 2}}))
+    with pytest.raises(
+        ConfigError,
+        match=r"\[reader.sim\] fault_chance: expected a number "
+        r"from 0 to 1, got 1.5",
+    ):
+        create_reader(from_mapping({"driver": "sim", "sim": {"fault_chance": 1.5}}))
+    with pytest.raises(
+        ConfigError,
+        match=r"\[reader.sim\] seed: expected a whole number, "
+        r"got '7'",
+    ):
+        create_reader(from_mapping({"driver": "sim", "sim": {"seed": "7"}}))
     # Too shallow a cut is refused at start, not by the bot's thread at every shuffle.
     with pytest.raises(ConfigError, match=r"\[reader.sim\] cut_depth: at least 16"):
         create_reader(from_mapping({"driver": "sim", "sim": {"cut_depth": 3}}))
@@ -135,11 +160,22 @@ def test_settings_are_checked() -> None:
 @pytest.mark.server
 def test_the_live_demo_plays_through_the_service(tmp_path: Path) -> None:
     config, tokens = make_config(tmp_path, public_read=True)
-    reader_config = from_mapping({"driver": "sim", "sim": {
-        "card_interval": 0.002, "betting_time": 0.002, "shuffle_time": 0.01,
-        "fault_chance": 0.05, "supervisor_after": 0.02, "seed": 5}})  # fmt: skip
-    config = dataclasses.replace(config, table=TableConfig(id="t-test", decks=1),
-                                 reader=reader_config)  # fmt: skip
+    reader_config = from_mapping(
+        {
+            "driver": "sim",
+            "sim": {
+                "card_interval": 0.002,
+                "betting_time": 0.002,
+                "shuffle_time": 0.01,
+                "fault_chance": 0.05,
+                "supervisor_after": 0.02,
+                "seed": 5,
+            },
+        }
+    )
+    config = config.model_copy(
+        update={"table": TableConfig(id="t-test", decks=1), "reader": reader_config}
+    )
     with serve(config, tokens, reader=create_reader(reader_config)) as live:
         deadline = time.monotonic() + 30
         while live.station.snapshot.shoes_started < 2:
@@ -175,11 +211,22 @@ def test_the_bot_never_acts_twice_on_one_state(tmp_path: Path) -> None:
     """Through the live service: every time the bot acts, the state it looks at already
     has the row of the last event it sent (`settled` waits for the writer's publication)."""
     config, tokens = make_config(tmp_path)
-    reader_config = from_mapping({"driver": "sim", "sim": {
-        "card_interval": 0, "betting_time": 0, "shuffle_time": 0, "fault_chance": 0.05,
-        "supervisor_after": 0, "seed": 8}})  # fmt: skip
-    config = dataclasses.replace(config, table=TableConfig(id="t-test", decks=1),
-                                 reader=reader_config)  # fmt: skip
+    reader_config = from_mapping(
+        {
+            "driver": "sim",
+            "sim": {
+                "card_interval": 0,
+                "betting_time": 0,
+                "shuffle_time": 0,
+                "fault_chance": 0.05,
+                "supervisor_after": 0,
+                "seed": 8,
+            },
+        }
+    )
+    config = config.model_copy(
+        update={"table": TableConfig(id="t-test", decks=1), "reader": reader_config}
+    )
     bot = WatchedBot(reader_config)
     with serve(config, tokens, reader=bot) as live:
         deadline = time.monotonic() + 30

@@ -26,8 +26,10 @@ def test_roles_are_ranked() -> None:
 
 def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = config_file(tmp_path)
-    assert main(["token", "add", "--role", "dealer", "--name", "game-server",
-                 "--config", str(config)]) == 0  # fmt: skip
+    assert (
+        main(["token", "add", "--role", "dealer", "--name", "game-server", "--config", str(config)])
+        == 0
+    )
     token = capsys.readouterr().out.strip()
     assert len(token) >= 40
     text = (tmp_path / "tokens.toml").read_text()
@@ -35,8 +37,10 @@ def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     store = TokenStore(token_file=tmp_path / "tokens.toml")
     who = store.identify(token)
     assert who is not None and (who.name, who.role) == ("game-server", "dealer")
-    assert main(["token", "add", "--role", "viewer", "--name", "game-server",
-                 "--config", str(config)]) == 2  # fmt: skip
+    assert (
+        main(["token", "add", "--role", "viewer", "--name", "game-server", "--config", str(config)])
+        == 2
+    )
     assert "taken" in capsys.readouterr().err
     assert main(["token", "list", "--config", str(config)]) == 0
     assert "game-server\tdealer" in capsys.readouterr().out
@@ -47,7 +51,8 @@ def test_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_unknown_and_memory_tokens(tmp_path: Path) -> None:
-    store = TokenStore((TokenEntry("cfg", "supervisor", token_hash("s3cret-token")),))
+    entry = TokenEntry(name="cfg", role="supervisor", sha256=token_hash("s3cret-token"))
+    store = TokenStore((entry,))
     assert store.identify("wrong") is None
     who = store.identify("s3cret-token")
     assert who is not None and who.role == "supervisor"

@@ -31,10 +31,16 @@ from tests.service.kit import Running, make_config, serve
 
 #: Each type's constructor with the least it needs: the type and its required fields.
 MINIMAL: dict[str, dict[str, Any]] = {
-    "shoe": dict(ev.shoe()), "card": dict(ev.card("7H")), "cut": dict(ev.cut()),
-    "close_bets": dict(ev.close_bets()), "resume": dict(ev.resume()), "void": dict(ev.void()),
-    "end_shoe": dict(ev.end_shoe()), "fault": dict(ev.fault()), "restart": dict(ev.restart()),
-}  # fmt: skip
+    "shoe": dict(ev.shoe()),
+    "card": dict(ev.card("7H")),
+    "cut": dict(ev.cut()),
+    "close_bets": dict(ev.close_bets()),
+    "resume": dict(ev.resume()),
+    "void": dict(ev.void()),
+    "end_shoe": dict(ev.end_shoe()),
+    "fault": dict(ev.fault()),
+    "restart": dict(ev.restart()),
+}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +93,12 @@ def test_senders() -> None:
 
 def test_constructors_keep_the_key_order_station_simulate_prints() -> None:
     assert list(ev.card(None, actor="reader", fault="unreadable", expect="X")) == [
-        "type", "card", "actor", "fault", "expect"]  # fmt: skip
+        "type",
+        "card",
+        "actor",
+        "fault",
+        "expect",
+    ]
     assert ev.resume() == {"type": "resume"}
     assert list(ev.resume("7H", actor="supervisor")) == ["type", "card", "actor"]
     assert ev.fault() == {"type": "fault"}
@@ -116,28 +127,44 @@ def test_explanations_list_every_type_with_its_senders_and_words(live: Running) 
     assert list(words["events"]) == list(EVENT_TYPES)
     assert words["event_roles"] == dict(EVENT_ROLES)
     for kind, entry in VOCABULARY.items():
-        assert words["events"][kind] == {"role": entry.role, "reader": entry.reader,
-                                         "label": entry.label, "confirm": entry.confirm,
-                                         "done": entry.done}  # fmt: skip
+        assert words["events"][kind] == {
+            "role": entry.role,
+            "reader": entry.reader,
+            "label": entry.label,
+            "confirm": entry.confirm,
+            "done": entry.done,
+        }
     assert words["events"]["restart"]["role"] is None
 
 
 def test_an_event_is_journaled_as_sent_extra_keys_included(live: Running) -> None:
-    sent = {"type": "fault", "detail": "cable", "raw": "ff00", "ts": "12:00",
-            "nested": {"frames": [1, 2]}, "actor": "somebody"}  # fmt: skip
+    sent = {
+        "type": "fault",
+        "detail": "cable",
+        "raw": "ff00",
+        "ts": "12:00",
+        "nested": {"frames": [1, 2]},
+        "actor": "somebody",
+    }
     answer = live.post(sent, "rig").json()
-    rows = httpx.get(f"{live.url}/api/journal", params={"after": answer["seq"] - 1},
-                     headers=live.headers("viewer")).json()["events"]  # fmt: skip
+    rows = httpx.get(
+        f"{live.url}/api/journal",
+        params={"after": answer["seq"] - 1},
+        headers=live.headers("viewer"),
+    ).json()["events"]
     assert rows[0]["event"] == sent and rows[0]["actor"] == "test-rig"
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ({"type": "card", "card": 7}, 'the "card" of a card event must be a card code'),
-    ({"type": "resume", "card": ["7H"]}, 'the "card" of a resume event must be a card code'),
-    ({"type": "fault", "detail": 7}, 'the "detail" of a fault event must be a text'),
-    ({"type": None}, "'type' must be one of shoe, card, cut,"),
-    ({"type": ["card"]}, "'type' must be one of"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"type": "card", "card": 7}, 'the "card" of a card event must be a card code'),
+        ({"type": "resume", "card": ["7H"]}, 'the "card" of a resume event must be a card code'),
+        ({"type": "fault", "detail": 7}, 'the "detail" of a fault event must be a text'),
+        ({"type": None}, "'type' must be one of shoe, card, cut,"),
+        ({"type": ["card"]}, "'type' must be one of"),
+    ],
+)
 def test_422_names_the_field_and_what_it_must_be(live: Running, body: Any, words: str) -> None:
     r = live.post(body, "rig")
     assert r.status_code == 422 and words in r.json()["detail"], r.text
