@@ -79,3 +79,22 @@ def test_a_suspension_keeps_counts_and_the_last_few_later_errors_whatever_comes(
     assert susp["later"][0] == {"code": "UNREADABLE_CARD", "card": "garbage 29991 xxxxxxxxx…"}
     assert len(orjson.dumps(snap.to_dict())) < 4096
     assert table.suspension is not None and len(table.suspension.later) == LATER_KEPT
+
+
+def test_the_previous_shoe_is_kept_through_the_next_one() -> None:
+    """The dashboard shows the finished shoe until the new one has a result: the table
+    keeps it when a shoe starts (so a replay rebuilds it), the snapshot shares it."""
+    table = Table()
+    play([*BURNED, "close", "9S", "2D", "KH", "5C", "close", "?", "void", "end"], table)
+    first = take(table, 1, "t1", None)
+    assert first.previous_results == () and len(first.results) == 1
+    play(["shoe"], table)
+    second = take(table, 2, "t1", None, first)
+    assert second.results == () and second.previous_results == first.results
+    assert second.previous_voided == (2,)
+    play(["AS"], table)
+    third = take(table, 3, "t1", None, second)
+    assert third.previous_results is second.previous_results  # shared, not copied
+    assert "previous_results" not in third.to_dict()  # served by /api/history only
+    play(["2S", "end", "shoe"], table)
+    assert take(table, 4, "t1", None, third).previous_results == ()  # that shoe had none

@@ -1,6 +1,7 @@
 """`WS /api/live`: every journal row as it is committed, then the state it leads to.
 
-Messages (JSON text): first `{"type": "hello", "seq", "state"}`; with `?after=SEQ`, the
+Messages (JSON text): first `{"type": "hello", "seq", "state"}` (every `state` carries
+the reader's status as `state.reader`, as `GET /api/state` does); with `?after=SEQ`, the
 rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that lost its
 connection misses nothing); then, live, each committed batch as its `row` messages
 followed by one `{"type": "state", "state": ...}`. A client that falls more than 10,000
@@ -74,7 +75,8 @@ async def live(ws: WebSocket) -> None:
     watcher = asyncio.create_task(_until_closed(ws))
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
     try:
-        hello = {"type": "hello", "seq": snapshot.seq, "state": snapshot.to_dict()}
+        state = {**snapshot.to_dict(), "reader": station.reader_status()}
+        hello = {"type": "hello", "seq": snapshot.seq, "state": state}
         await ws.send_text(orjson.dumps(hello).decode())
         while 0 <= after < snapshot.seq:
             rows = await asyncio.to_thread(

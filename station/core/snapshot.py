@@ -9,7 +9,8 @@ commits, then publishes; nobody reads the journal back to learn the state.
 
 The snapshot is taken after every commit, so it is cheap: the shoe's results are a tuple
 shared with the previous snapshot until a round ends, and the heavy parts (`results`,
-`remaining`) stay out of `to_dict` (the state sent with every WebSocket batch).
+`remaining`, the previous shoe's results) stay out of `to_dict` (the state sent with
+every WebSocket batch).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from station.core.results import RoundResult
 from station.core.table import EXPLANATIONS, Table
 
 #: Published for `/api/history` and `/api/odds`, not in `/api/state` or the WebSocket.
-_NOT_IN_STATE = frozenset({"results", "remaining"})
+_NOT_IN_STATE = frozenset({"results", "remaining", "previous_results", "previous_voided"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,9 @@ class TableSnapshot:
     actions: tuple[str, ...]
     results: tuple[RoundResult, ...]
     remaining: Mapping[str, int]
+    #: The shoe before this one (`shoes_started - 1`): its rounds and voided rounds.
+    previous_results: tuple[RoundResult, ...]
+    previous_voided: tuple[int, ...]
 
     @property
     def suspended(self) -> bool:
@@ -122,6 +126,11 @@ def take(
         remaining = previous.remaining
     else:
         remaining = MappingProxyType(table.remaining())
+    if previous is not None and same_shoe:
+        previous_results, previous_voided = previous.previous_results, previous.previous_voided
+    else:
+        previous_results = tuple(table.previous_results)
+        previous_voided = tuple(table.previous_voided)
     last = results[-1] if results else None
     return TableSnapshot(
         seq=seq,
@@ -156,4 +165,6 @@ def take(
         actions=table.actions(),
         results=published_results,
         remaining=remaining,
+        previous_results=previous_results,
+        previous_voided=previous_voided,
     )

@@ -229,6 +229,10 @@ class Table:
         # leaves them alone, so the replay hot path pays nothing for them).
         self._began = False
         self._cleared = False
+        # The shoe before this one, kept when a shoe starts: the dashboard still shows its
+        # rounds and roads until the new shoe has a result (replay rebuilds it too).
+        self.previous_results: list[RoundResult] = []
+        self.previous_voided: list[int] = []
         self._reset_shoe()
         # The rule of each type of the vocabulary (`station.core.events`), with the keys
         # an event of that type must have.
@@ -347,6 +351,7 @@ class Table:
     def _shoe(self, event: Mapping[str, Any]) -> Verdict:
         if self.in_play:
             return _fail(SHOE_ACTIVE)
+        self.previous_results, self.previous_voided = self.results, self.voided
         self._reset_shoe()
         self.in_play = True
         self.shoes_started += 1

@@ -334,6 +334,14 @@ class Station:
                 "detail": f"status failed: {exc}",
             }
 
+    def published_state(self) -> dict[str, Any]:
+        """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
+        reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
+        reader field is live after every commit, a reader notice included."""
+        state = self.snapshot.to_dict()  # a fresh dict each time: ours to add to
+        state["reader"] = self.reader_status()
+        return state
+
     def subscribe(self) -> Subscriber:
         sub = Subscriber()
         self.subscribers.add(sub)
@@ -510,7 +518,7 @@ class Station:
             self.snapshot = snapshot
             self.reader_committed += bridged
             self.published.notify_all()
-        messages.append(orjson.dumps({"type": "state", "state": self.snapshot.to_dict()}))
+        messages.append(orjson.dumps({"type": "state", "state": self.published_state()}))
         for sub in self.subscribers:
             for m in messages:
                 sub.put(m)
