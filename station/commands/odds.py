@@ -39,7 +39,8 @@ def add_parser(sub: Any) -> None:
         "--remaining",
         metavar="FILE|-",
         help='JSON Lines of compositions {"AS": 7, "TD": 8, ...} (card -> '
-        "copies left; a missing card means 0); one answer per line",
+        "copies left; a missing card means 0); one answer per line; - is standard input "
+        "(default: none, a full shoe; see --decks)",
     )
     add_paytable_option(p)
     add_config_option(p)
@@ -47,7 +48,7 @@ def add_parser(sub: Any) -> None:
         "--json",
         action="store_true",
         help='one JSON object per shoe: {"outcomes": {...}, "bets": {NAME: '
-        '{"house_edge": x, "rtp": y}}} (fractions of 1)',
+        '{"house_edge": x, "rtp": y}}} (fractions of 1) (default: a table for people)',
     )
     p.set_defaults(func=run)
 

@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
         "--odds",
         action="store_true",
         help="after each completed or voided round, add the house edge of every bet for "
-        "the next round and the player-favourable ones",
+        "the next round and the player-favourable ones (default: off)",
     )
     add_paytable_option(p)
     p.add_argument(
@@ -46,7 +46,7 @@ def add_parser(sub: Any) -> None:
         nargs="?",
         default="-",
         metavar="FILE|-",
-        help="events as JSON Lines (default: standard input)",
+        help="events as JSON Lines, one per line; - is standard input (default -)",
     )
     p.set_defaults(func=run)
 

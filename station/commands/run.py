@@ -37,9 +37,18 @@ def add_parser(sub: Any) -> None:
     )
     add_config_option(p)
     p.add_argument(
-        "--bind", metavar="HOST:PORT", default=None, help="listen here instead of [api] bind"
+        "--bind",
+        metavar="HOST:PORT",
+        default=None,
+        help="listen here instead of [api] bind (default: [api] bind, else 127.0.0.1:8000)",
     )
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="the least severe log messages written to stderr: debug, info, warning or "
+        "error (default info)",
+    )
     p.set_defaults(func=run)
 
 
