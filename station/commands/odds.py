@@ -53,12 +53,14 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_paytable_option(parser: argparse.ArgumentParser) -> None:
+def add_paytable_option(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """--paytable NAME|FILE; `note` says more about how this command uses it."""
     parser.add_argument(
         "--paytable",
         default="traditional",
         metavar="NAME|FILE",
-        help="a shipped paytable (traditional, no_commission) or a TOML file (default traditional)",
+        help=f"a shipped paytable (traditional, no_commission) or a TOML file{note} "
+        "(default traditional)",
     )
 
 
@@ -140,19 +142,29 @@ def answer_each(
 
 
 def render(analyzer: Analyzer, analysis: Analysis, shoe: str, paytable: str) -> str:
-    """The analysis as a table for people: percentages, favourable bets marked."""
-    lines = [
-        f"Shoe: {shoe}, {analysis.cards} cards; paytable {paytable}",
-        "",
-        f"{'outcome':<10}{'probability':>12}",
-    ]
-    lines += [f"{name:<10}{p:>12.6f}" for name, p in analysis.outcomes.items()]
-    lines += ["", f"{'bet':<22}{'rounds':>7}{'house edge':>12}{'RTP':>10}  pays"]
+    """The analysis as a table for people: percentages, favourable bets marked. Column
+    widths come from the values, so a long bet name or a wide figure never runs into the
+    next column."""
+    outcomes = [(name, f"{p:.6f}") for name, p in analysis.outcomes.items()]
+    bets = []
     for name, edge in analysis.house_edge.items():
         spec = analyzer.bets[name]
         rounds = "all" if spec.rounds is None else f"1-{spec.rounds}"
         mark = "  * player-favourable" if edge < 0 else ""
-        lines.append(
-            f"{name:<22}{rounds:>7}{edge:>12.4%}{1 - edge:>10.4%}  {spec.describe()}{mark}"
-        )
+        bets.append((name, rounds, f"{edge:.4%}", f"{1 - edge:.4%}", spec.describe() + mark))
+    lines = [f"Shoe: {shoe}, {analysis.cards} cards; paytable {paytable}", ""]
+    lines += columns(("outcome", "probability"), outcomes, "<>")
+    lines.append("")
+    lines += columns(("bet", "rounds", "house edge", "RTP", "pays"), bets, "<>>><")
     return "\n".join(lines) + "\n"
+
+
+def columns(header: tuple[str, ...], rows: list[tuple[str, ...]], align: str) -> list[str]:
+    """`header` and `rows` as lines of columns two spaces apart, each as wide as its
+    widest cell, aligned by `align` ('<' left, '>' right, one a column)."""
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return [
+        "  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths, strict=True)).rstrip()
+        for row in table
+    ]

@@ -3,6 +3,8 @@
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
 and `advantage`, the bets open in that round whose edge is negative (`station.core.odds`).
+A `--paytable` without `--odds` changes nothing but is still checked: a bad one is a
+usage error (exit 2), as every bad option value is, rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def add_parser(sub: Any) -> None:
         help="after each completed or voided round, add the house edge of every bet for "
         "the next round and the player-favourable ones (default: off)",
     )
-    add_paytable_option(p)
+    add_paytable_option(p, "; the bets of --odds (without --odds it is only checked)")
+    p.set_defaults(paytable=None)  # given without --odds: checked, then unused
     p.add_argument(
         "file",
         nargs="?",
@@ -58,17 +61,19 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     table = table_from_args(args)
     extension = None
-    if args.odds:
-        from station.core.odds import Analyzer, seed_bets
+    if args.odds or args.paytable is not None:
         from station.core.paytables import PaytableError
         from station.core.paytables import load as load_paytable
 
         try:
-            paytable = load_paytable(args.paytable)
+            paytable = load_paytable(args.paytable or "traditional")
         except PaytableError as exc:
-            print(f"station replay: {exc}", file=sys.stderr)
+            print(f"station replay: --paytable: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        extension = live_edge_extension(Analyzer(seed_bets(paytable)))
+        if args.odds:
+            from station.core.odds import Analyzer, seed_bets
+
+            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
     if args.file == "-":
         source = sys.stdin.buffer
     else:

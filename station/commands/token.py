@@ -54,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"station token: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.action == "list":
+        if not entries and not config.api.tokens:
+            print(
+                f"station token list: no tokens in {path} (add one with `station token add`)",
+                file=sys.stderr,
+            )
         for e in config.api.tokens:
             print(f"{e.name}\t{e.role}\t(config {config.source})")
         for e in entries:
