@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from station.commands.common import add_config_option, load_config
@@ -159,7 +160,7 @@ def render(analyzer: Analyzer, analysis: Analysis, shoe: str, paytable: str) -> 
     return "\n".join(lines) + "\n"
 
 
-def columns(header: tuple[str, ...], rows: list[tuple[str, ...]], align: str) -> list[str]:
+def columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str) -> list[str]:
     """`header` and `rows` as lines of columns two spaces apart, each as wide as its
     widest cell, aligned by `align` ('<' left, '>' right, one a column)."""
     table = [header, *rows]
