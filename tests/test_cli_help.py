@@ -77,3 +77,17 @@ def test_help_exits_0(path: tuple[str, ...]) -> None:
     out = run_station(*path, "--help")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(b"usage: station"), out.stdout[:200]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["scan", "--source", "x.avi", "--barcode", "text", "--min-confidence", "1.5"],
+        ["calibrate", "report", "--labelled", "x", "--min-confidence", "-0.1"],
+        ["calibrate", "camera", "--reference", "x", "--out", "m.npz", "--min-confidence", "nan"],
+        ["calibrate", "camera", "--reference", "x", "--out", "m.npz", "--min-confidence", "high"],
+    ],
+)
+def test_a_confidence_outside_0_to_1_is_a_usage_error(argv: list[str]) -> None:
+    out = run_station(*argv)
+    assert out.returncode == 2 and b"--min-confidence" in out.stderr, out.stderr
