@@ -17,12 +17,13 @@ No `from __future__ import annotations` here: Python 3.11's TypedDict only sees
 `NotRequired` in annotations that are not strings.
 """
 
-import json
+import functools
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import (
+    TYPE_CHECKING,
     Any,
     Literal,
     NotRequired,
@@ -32,6 +33,9 @@ from typing import (
     get_origin,
     get_type_hints,
 )
+
+if TYPE_CHECKING:
+    import json
 
 # The `type` of each event.
 SHOE: Literal["shoe"] = "shoe"
@@ -252,10 +256,6 @@ DEMO_BOT_TYPES: frozenset[str] = READER_TYPES | {
 # `station replay`'s `reason` and the API's 422 message say it in these words. The table
 # itself never asks (its hot path stays as it is): callers ask after a BAD_INPUT verdict.
 
-#: Each type's fields (`type` included) and their types, `NotRequired` unwrapped.
-_FIELD_TYPES: Mapping[str, dict[str, Any]] = MappingProxyType(
-    {name: kind.field_types() for name, kind in VOCABULARY.items()}
-)
 _EXAMPLE = '{"type": "close_bets"}'
 
 
@@ -272,7 +272,7 @@ def bad_input_reason(event: object) -> str | None:
     if not isinstance(name, str) or name not in VOCABULARY:
         return f"'type' must be one of {known}; got {name!r}"
     kind = VOCABULARY[name]
-    fields = _FIELD_TYPES[name]
+    fields = _field_types(name)
     for key in fields:
         if key in kind.required and key not in event:
             return f'a {name} event needs a "{key}" key ({kind.fields[key]})'
@@ -282,7 +282,7 @@ def bad_input_reason(event: object) -> str | None:
     return None
 
 
-def not_json_reason(error: json.JSONDecodeError) -> str:
+def not_json_reason(error: "json.JSONDecodeError") -> str:
     """Why a line (or body) is not JSON: NaN and Infinity named (Python writes them, JSON
     has no such numbers), otherwise the parser's words with where it stopped."""
     if error.doc[error.pos : error.pos + 8].startswith(("NaN", "Infinity")):
@@ -291,6 +291,13 @@ def not_json_reason(error: json.JSONDecodeError) -> str:
             "send null or a number"
         )
     return f"not valid JSON ({error.msg}: line {error.lineno} column {error.colno})"
+
+
+@functools.cache
+def _field_types(name: str) -> dict[str, Any]:
+    """`VOCABULARY[name].field_types()`, worked out the first time bad input needs it
+    (not at import: `station replay` starts without it)."""
+    return VOCABULARY[name].field_types()
 
 
 def _fits(value: object, annotation: Any) -> bool:
