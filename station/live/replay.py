@@ -42,7 +42,6 @@ def verdict_lines(
         lines = (pending + chunk if pending else chunk).split(b"\n")
         pending = lines.pop()
         out: list[bytes] = []
-        add = out.append
         for line in lines:
             seq += 1
             try:
@@ -62,7 +61,7 @@ def verdict_lines(
                     row["reason"] = bad_input_reason(event) or EXPLANATIONS[bad]
             if extension is not None:
                 extension(table, event, row)
-            add(dumps(row))
+            out.append(dumps(row))
         if out:
             out.append(b"")
             yield b"\n".join(out)
