@@ -11,6 +11,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from station.api import docs, events, health, history, live, odds, reads, web
+from station.api.auth import Throttle
+from station.api.limits import BodyLimit
 from station.live.service import Station
 from station.live.tokens import TokenStore
 from station.version import station_version
@@ -43,6 +45,8 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     )
     app.state.station = station
     app.state.tokens = tokens
+    app.state.throttle = Throttle()
+    app.add_middleware(BodyLimit, limit=events.MAX_BODY)
     app.include_router(health.router)
     app.include_router(events.router)
     app.include_router(reads.router)
@@ -52,9 +56,17 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     generate_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
-        """FastAPI's schema plus the event models `POST /api/events` names as its body."""
+        """FastAPI's schema plus the event models `POST /api/events` names as its body, and
+        every refusal declared as JSON (FastAPI gives a route's refusals the media type of
+        its answer: `/api/export` answers JSON Lines but refuses in JSON)."""
         schema = generate_openapi()
         schema.setdefault("components", {}).setdefault("schemas", {}).update(events.EVENT_SCHEMAS)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for status, answer in operation["responses"].items():
+                    content = answer.get("content", {})
+                    if int(status) >= 400 and "application/json" not in content:
+                        answer["content"] = {"application/json": next(iter(content.values()))}
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

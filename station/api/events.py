@@ -20,6 +20,8 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from station.api.auth import check_role, identify, refuse, require_ready
+from station.api.limits import require_json
+from station.api.refusals import refusals
 from station.core.events import (
     EVENT_TYPES,
     VOCABULARY,
@@ -119,12 +121,17 @@ def _what_is_wrong(event: dict[str, Any], exc: ValidationError) -> str:
     return f'the "{name}" of a {kind} event must be {words}; got {event.get(name)!r}'
 
 
-@router.post("/api/events", openapi_extra={"requestBody": _REQUEST_BODY})
+@router.post(
+    "/api/events",
+    openapi_extra={"requestBody": _REQUEST_BODY},
+    responses=refusals(401, 403, 413, 415, 422, 429, 503),
+)
 async def post_event(request: Request) -> dict[str, Any]:
     """Submit one table event; answers its verdict (the replay output's fields, with the
     journal's seq)."""
     station = require_ready(request)
     who = check_role(request, identify(request), "dealer")
+    require_json(request)
     try:
         event = parse_event(await request.body())
     except ValueError as exc:

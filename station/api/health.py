@@ -20,6 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from station.api.auth import station_of
+from station.api.refusals import refusals
 from station.live.service import Station
 from station.version import station_version
 
@@ -28,9 +29,18 @@ router = APIRouter()
 #: Below this much free space in the journal's folder the station is not ready: a shoe
 #: journals well under 1 MiB, so this leaves hours of play to act before the disk is full.
 MIN_FREE_BYTES = 64 * 1024 * 1024
+_SAME_BODY = {"application/json": {"schema": {"type": "object"}}}
+STOPPED = {
+    503: {"description": "The station has stopped for good (the same body)", "content": _SAME_BODY},
+    **refusals(413),
+}
+NOT_READY = {
+    503: {"description": "A check failed (the same body)", "content": _SAME_BODY},
+    **refusals(413),
+}
 
 
-@router.get("/api/health", tags=["monitoring"])
+@router.get("/api/health", tags=["monitoring"], responses=STOPPED)
 async def health(request: Request) -> JSONResponse:
     """Liveness: 200 while the station serves; 503 once it has stopped for good."""
     station = station_of(request)
@@ -43,7 +53,7 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=200 if alive else 503)
 
 
-@router.get("/api/ready", tags=["monitoring"])
+@router.get("/api/ready", tags=["monitoring"], responses=NOT_READY)
 async def ready(request: Request) -> JSONResponse:
     """Readiness: journal replayed, disk writable with room, reader connected."""
     station = station_of(request)

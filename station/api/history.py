@@ -18,6 +18,8 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
+from station.api.reads import MAX_SEQ
+from station.api.refusals import READ, refusals
 from station.core.results import RoundResult
 from station.core.roads import scoreboards
 from station.core.snapshot import TableSnapshot
@@ -25,6 +27,16 @@ from station.live.journal import export_line, read_rows
 
 router = APIRouter()
 PAGE = 1000
+JOURNAL_LINES = (
+    "The table events as replay JSON Lines (one JSON object a line: the event as sent, "
+    "its `verdict` and its `journal` object: seq, ts, source, actor), as a download"
+)
+
+
+class JournalLines(StreamingResponse):
+    """JSON Lines, streamed page by page (the whole journal is never in memory)."""
+
+    media_type = "application/x-ndjson"
 
 
 def roads_of(conn: HTTPConnection, results: tuple[RoundResult, ...]) -> dict[str, Any]:
@@ -53,7 +65,7 @@ def shoe_history(snapshot: TableSnapshot, roads: dict[str, Any]) -> dict[str, An
     }
 
 
-@router.get("/api/history")
+@router.get("/api/history", responses=refusals(*READ))
 async def get_history(request: Request) -> dict[str, Any]:
     """The shoe's rounds (cards, totals, winner, flags), voided rounds and roads, as of
     journal row `seq`."""
@@ -63,11 +75,15 @@ async def get_history(request: Request) -> dict[str, Any]:
     return shoe_history(snapshot, roads_of(request, snapshot.results))
 
 
-@router.get("/api/export")
+@router.get(
+    "/api/export",
+    response_class=JournalLines,
+    responses={200: {"description": JOURNAL_LINES}, **refusals(*READ)},
+)
 async def get_export(
     request: Request,
-    after: int = Query(0, ge=0, description="only rows after this seq"),
-) -> StreamingResponse:
+    after: int = Query(0, ge=0, le=MAX_SEQ, description="only rows after this seq"),
+) -> JournalLines:
     """The table events as `station journal export` writes them (replay JSON Lines, each
     with its verdict and journal seq, ts, source, actor), as a file download."""
     station = require_ready(request)
@@ -88,8 +104,7 @@ async def get_export(
             seq = rows[-1].seq
 
     name = f"{table_id}-journal-{after + 1}-{upto}.jsonl"
-    return StreamingResponse(
+    return JournalLines(
         lines(),
-        media_type="application/x-ndjson",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

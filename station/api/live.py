@@ -5,20 +5,35 @@ rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that los
 connection misses nothing); then, live, each committed batch as its `row` messages
 followed by one `{"type": "state", "state": ...}`. A client that falls more than 10,000
 messages behind is closed with code 1013 (reconnect with `after`).
+
+A browser page may open the socket only from the station's own address or one of `[api]
+allowed_origins` (its `Origin` header; clients that send none are not browsers): else
+close code 1008, logged. An address throttled for wrong tokens gets HTTP 429 with
+Retry-After instead of the handshake.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
 
-from station.api.auth import presented_token, require_read, require_ready, tokens_of
+from station.api.auth import (
+    client_of,
+    origin_allowed,
+    presented_token,
+    require_read,
+    require_ready,
+    tokens_of,
+)
 from station.live.journal import read_rows
 
 router = APIRouter()
+log = logging.getLogger("station.api")
 BACKFILL_PAGE = 1000
 #: How often an open socket's token is checked again: a revoked token loses its socket
 #: within this time, as it loses HTTP at once.
@@ -27,10 +42,25 @@ RECHECK_TOKEN = 0.5
 
 @router.websocket("/api/live")
 async def live(ws: WebSocket) -> None:
+    if not origin_allowed(ws):
+        log.warning(
+            "refused WS %s from %s: Origin %r is not this station's address nor one of "
+            "[api] allowed_origins",
+            ws.url.path,
+            client_of(ws),
+            ws.headers.get("origin"),
+        )
+        await ws.close(code=1008, reason="this page's origin may not open the station's feed")
+        return
     try:
         station = require_ready(ws)
         require_read(ws)  # type: ignore[arg-type]  # needs only headers and query
     except HTTPException as exc:
+        if exc.status_code == 429:  # the handshake answered as HTTP would: 429, Retry-After
+            await ws.send_denial_response(
+                JSONResponse({"detail": exc.detail}, status_code=429, headers=exc.headers)
+            )
+            return
         await ws.close(code=1013 if exc.status_code == 503 else 1008, reason=str(exc.detail))
         return
     try:

@@ -4,8 +4,10 @@ Between rounds that is the next round, dealt from the cards left in the shoe. Wh
 round is in progress its bets are closed, so the answer is the odds that round was bet
 at: the cards left plus the ones it has drawn so far. `advantage` lists the open bets
 whose edge is negative (the surveillance alert). Computed from the published snapshot
-(`TableSnapshot.remaining`, the journal's state at its `seq`), with the traditional
-paytable (plus the no-commission banker bet), and cached per journal seq.
+(`TableSnapshot.remaining`, the journal's state at its `seq`), with the table's paytable
+(`[table] paytable`; `?paytable=` asks for a shipped one instead), plus the
+no-commission banker bet, and cached per journal seq. `paytable` in the answer is the
+name of the paytable used (what the dashboard shows).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from fastapi import APIRouter, Query, Request
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
+from station.api.refusals import READ, refusals
 from station.core.snapshot import TableSnapshot
 
 router = APIRouter()
-DEFAULT_PAYTABLE = "traditional"
 
 if TYPE_CHECKING:  # numpy is imported on first use, not when the app starts
     from station.core.odds import Analyzer
+    from station.core.paytables import Paytable
 
 
 def round_composition(snapshot: TableSnapshot) -> tuple[dict[str, int], int] | None:
@@ -41,26 +44,27 @@ def round_composition(snapshot: TableSnapshot) -> tuple[dict[str, int], int] | N
     return composition, rnd["number"]
 
 
-def analyzer_of(conn: HTTPConnection, paytable: str) -> Analyzer:
-    """One compiled analyzer per paytable name (compiling takes a moment; analysing, not)."""
+def analyzer_of(conn: HTTPConnection, paytable: Paytable) -> Analyzer:
+    """One compiled analyzer per paytable (compiling takes a moment; analysing, not)."""
     from station.core.odds import Analyzer, seed_bets
-    from station.core.paytables import load
 
     state = conn.app.state
     cache: dict[str, Analyzer] | None = getattr(state, "odds_analyzers", None)
     if cache is None:
         cache = {}
         state.odds_analyzers = cache
-    if paytable not in cache:
-        cache[paytable] = Analyzer(seed_bets(load(paytable)))
-    return cache[paytable]
+    if paytable.source not in cache:
+        cache[paytable.source] = Analyzer(seed_bets(paytable))
+    return cache[paytable.source]
 
 
-@router.get("/api/odds")
+@router.get("/api/odds", responses=refusals(*READ))
 async def get_odds(
     request: Request,
-    paytable: str = Query(
-        DEFAULT_PAYTABLE, pattern="^(traditional|no_commission)$", description="a shipped paytable"
+    paytable: str | None = Query(
+        None,
+        pattern="^(traditional|no_commission)$",
+        description="a shipped paytable (default: the table's, `[table] paytable`)",
     ),
 ) -> dict[str, Any]:
     """Each bet's house edge (fraction of 1) for the round being bet on, and the bets
@@ -69,14 +73,21 @@ async def get_odds(
     require_read(request)
     snapshot = station.snapshot
     seq = snapshot.seq
+    spec = station.config.table.paytable if paytable is None else paytable
     cache: dict[tuple[int, str], dict[str, Any]] = getattr(request.app.state, "odds_cache", {})
-    key = (seq, paytable)
+    key = (seq, spec)
     if key in cache:
         return cache[key]
+    if paytable is None:
+        table = station.config.table.load_paytable()  # validated when the config was loaded
+    else:
+        from station.core.paytables import load
+
+        table = load(paytable)
     found = round_composition(snapshot)
     answer: dict[str, Any] = {
         "seq": seq,
-        "paytable": paytable,
+        "paytable": table.name,
         "odds": None,
         "betting_closed": snapshot.round is not None,
         "reason": None,
@@ -86,7 +97,7 @@ async def get_odds(
     else:
         from station.core.odds import CompositionError
 
-        analyzer = await asyncio.to_thread(analyzer_of, request, paytable)
+        analyzer = await asyncio.to_thread(analyzer_of, request, table)
         composition, number = found
         try:
             answer["odds"] = analyzer.live_edge(composition, number)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
 
 from station.api.auth import identify, station_of
+from station.api.refusals import refusals
 from station.core.events import EVENT_ROLES, VOCABULARY
 from station.core.table import EXPLANATIONS
 from station.live.tokens import RANK
@@ -64,7 +65,7 @@ async def web_file(name: str) -> FileResponse:
     return _file(path)
 
 
-@router.get("/api/whoami")
+@router.get("/api/whoami", responses=refusals(401, 413, 429))
 async def whoami(request: Request) -> dict[str, Any]:
     """The token's name and role (401 for an unknown token); without a token, whether
     reads are public. The dashboard's login checks a token with this."""
@@ -97,7 +98,7 @@ EVENT_WORDS = {
 }
 
 
-@router.get("/api/explanations")
+@router.get("/api/explanations", responses=refusals(413))
 async def explanations() -> dict[str, Any]:
     """The words for every error code, the role each event type needs, the roles in order
     and the words of every event type: the page shows only what a role may do, by the

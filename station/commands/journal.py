@@ -1,4 +1,5 @@
-"""`station journal verify|export`: check the hash chain, or write replay JSON Lines."""
+"""`station journal verify|export|backup`: check the hash chain, write replay JSON Lines, or
+copy the journal while the station runs."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from station.commands.options import EXIT_OK, EXIT_USAGE
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "journal",
-        help="verify or export the station's journal",
+        help="verify, export or back up the station's journal",
         description="Work on the durable journal of `station run`.",
     )
     jsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -47,7 +48,20 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="write here (default: standard output)",
     )
-    for q in (v, e):
+    b = jsub.add_parser(
+        "backup",
+        help="copy the journal and its head anchor, safely while the station runs",
+        description="A consistent copy of the journal (SQLite's online backup, so the "
+        "station can keep dealing) and of its head anchor, then checked like `verify`. "
+        "Restore by stopping the station and copying both files back.",
+    )
+    b.add_argument(
+        "dest",
+        type=Path,
+        metavar="DEST",
+        help="the new file for the copy (DEST.head is written beside it); must not exist",
+    )
+    for q in (v, e, b):
         add_config_option(q)
         q.add_argument(
             "--journal",
@@ -83,7 +97,27 @@ def run(args: argparse.Namespace) -> int:
     with journal:
         if args.action == "verify":
             return _verify(journal, path)
+        if args.action == "backup":
+            return _backup(journal, args.dest)
         return _export(journal, args)
+
+
+def _backup(journal: Any, dest: Path) -> int:
+    from station.live.journal import Journal, JournalError
+
+    try:
+        rows = journal.backup(dest)
+    except (OSError, JournalError) as exc:
+        print(f"station journal backup: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with Journal(dest) as copy:
+        report = copy.verify()
+    if not report.ok:
+        for problem in report.problems:
+            print(f"{dest}: {problem}", file=sys.stderr)
+        return 1
+    print(f"{dest}: {rows} rows backed up (and {dest.name}.head); verified: hash chain intact")
+    return EXIT_OK
 
 
 def _verify(journal: Any, path: Path) -> int:

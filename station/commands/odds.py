@@ -1,4 +1,4 @@
-"""`station odds [--decks N | --remaining FILE|-] [--paytable NAME|FILE] [--json]`.
+"""`station odds [--decks N | --remaining FILE|-] [--paytable NAME|FILE] [--config FILE] [--json]`.
 
 Exact odds of one round dealt from a shoe: a full shoe of N decks, or each composition of
 a JSON Lines file (`{"AS": 7, "TD": 8, ...}`, card code -> copies left), one answer per
@@ -58,10 +58,10 @@ def add_paytable_option(parser: argparse.ArgumentParser, note: str = "") -> None
     """--paytable NAME|FILE; `note` says more about how this command uses it."""
     parser.add_argument(
         "--paytable",
-        default="traditional",
+        default=None,
         metavar="NAME|FILE",
         help=f"a shipped paytable (traditional, no_commission) or a TOML file{note} "
-        "(default traditional)",
+        "(default: [table] paytable of --config, else traditional)",
     )
 
 
@@ -72,8 +72,16 @@ def run(args: argparse.Namespace) -> int:
     from station.core.paytables import PaytableError
     from station.core.paytables import load as load_paytable
 
+    config = None
+    if args.config is not None:
+        config = load_config(args, "odds")
+        if config is None:
+            return EXIT_USAGE
     try:
-        paytable = load_paytable(args.paytable)
+        if args.paytable is None and config is not None:  # the station's [table] paytable
+            paytable = config.table.load_paytable()
+        else:
+            paytable = load_paytable(args.paytable or "traditional")
     except PaytableError as exc:
         print(f"station odds: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -82,12 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.remaining is None:
         decks = args.decks
         if decks is None:  # the station's [table] decks, else a standard 8-deck shoe
-            decks = 8
-            if args.config is not None:
-                config = load_config(args, "odds")
-                if config is None:
-                    return EXIT_USAGE
-                decks = config.table.decks
+            decks = 8 if config is None else config.table.decks
         analysis = analyzer.analyse(full_shoe(decks))
         if args.json:
             out.write(orjson.dumps(analysis.to_json()).decode() + "\n")

@@ -43,8 +43,8 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "--config",
         metavar="FILE",
         default=None,
-        help="take [table] decks, gated and cut_policy from the station's TOML config "
-        "(default: none, the defaults below)",
+        help="take the [table] settings (decks, gated, cut_policy, paytable) from the "
+        "station's TOML config (default: none, the defaults below)",
     )
     parser.add_argument(
         "--decks",
@@ -73,13 +73,17 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
 
 def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     """Fill the table options not given on the command line from --config, then from the
-    defaults. False (after saying why on stderr) when the config cannot be used."""
-    decks, gated, cut_policy = 8, True, "one_more"
+    defaults. False (after saying why on stderr) when the config cannot be used. A
+    command with `--paytable` gets `[table] paytable` the same way."""
+    decks, gated, cut_policy, paytable = 8, True, "one_more", "traditional"
     if args.config is not None:
         config = load_config(args, prog)
         if config is None:
             return False
         decks, gated, cut_policy = config.table.decks, config.table.gated, config.table.cut_policy
+        paytable = config.table.paytable
+    if getattr(args, "paytable", "") is None:
+        args.paytable = paytable
     if args.decks is None:
         args.decks = decks
     if args.ungated is None:

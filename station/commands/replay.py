@@ -43,7 +43,6 @@ def add_parser(sub: Any) -> None:
         "the next round and the player-favourable ones (default: off)",
     )
     add_paytable_option(p, "; the bets of --odds (without --odds it is only checked)")
-    p.set_defaults(paytable=None)  # given without --odds: checked, then unused
     p.add_argument(
         "file",
         nargs="?",
@@ -57,16 +56,17 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from station.live.replay import replay
 
+    given = args.paytable is not None  # without --odds: checked, then unused
     if not resolve_table_options(args, "replay"):
         return EXIT_USAGE
     table = table_from_args(args)
     extension = None
-    if args.odds or args.paytable is not None:
+    if args.odds or given:
         from station.core.paytables import PaytableError
         from station.core.paytables import load as load_paytable
 
-        try:
-            paytable = load_paytable(args.paytable or "traditional")
+        try:  # --paytable, else the [table] paytable of --config (`resolve_table_options`)
+            paytable = load_paytable(args.paytable)
         except PaytableError as exc:
             print(f"station replay: --paytable: {exc}", file=sys.stderr)
             return EXIT_USAGE

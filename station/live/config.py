@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import (
     Field,
+    PrivateAttr,
     StrictStr,
     ValidationError,
     ValidationInfo,
@@ -40,6 +41,8 @@ from drivers.config import (
     describe,
     parse_bytes,
 )
+from station.core.paytables import Paytable, PaytableError, available
+from station.core.paytables import load as load_paytable
 from station.core.table import CUT_POLICIES, Table
 
 __all__ = [
@@ -52,6 +55,7 @@ __all__ = [
     "StationConfig",
     "TableConfig",
     "TokenEntry",
+    "WebhookConfig",
     "from_mapping",
     "load",
     "parse_bind",
@@ -60,6 +64,17 @@ __all__ = [
 ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
 #: The most decks a shoe holds (casinos deal 6 or 8).
 MAX_DECKS = 16
+#: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
+WEBHOOK_EVENTS = (
+    "round_result",
+    "round_voided",
+    "shoe_started",
+    "shoe_finished",
+    "suspended",
+    "resumed",
+)
+#: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
+MIN_SECRET_BYTES = 32
 
 
 def _resolve(path: Path, info: ValidationInfo) -> Path:
@@ -103,6 +118,13 @@ class TableConfig(Section):
         'is the last) or "last_round" (this round '
         "is the last)",
     )
+    paytable: str = Field(
+        "traditional",
+        description="what the table pays, for the live odds and the game server: a shipped "
+        'paytable ("traditional", "no_commission") or a paytable TOML file, relative to '
+        "the config file's folder",
+    )
+    _paytable: Paytable | None = PrivateAttr(None)
 
     @field_validator("id")
     @classmethod
@@ -117,6 +139,29 @@ class TableConfig(Section):
         if value not in CUT_POLICIES:
             raise ValueError(f"must be one of {', '.join(CUT_POLICIES)}, got {value!r}")
         return value
+
+    @field_validator("paytable")
+    @classmethod
+    def _paytable_spec(cls, value: str, info: ValidationInfo) -> str:
+        """A shipped name as it is, a file against the config's folder; it must load."""
+        if value not in available():
+            if not value.strip():
+                raise ValueError(f"must name a paytable ({', '.join(available())}) or a file")
+            value = str(_resolve(Path(value), info))
+        try:
+            load_paytable(value)
+        except PaytableError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def load_paytable(self) -> Paytable:
+        """The paytable in force (validation vouched that it loads; read once, and again
+        after a `model_copy` that changed it)."""
+        loaded = self._paytable
+        if loaded is None or self.paytable not in (loaded.name, loaded.source):
+            loaded = load_paytable(self.paytable)
+            self._paytable = loaded
+        return loaded
 
     def new_table(self) -> Table:
         """A fresh table dealt by these settings (validation vouched for cut_policy)."""
@@ -206,6 +251,12 @@ class ApiConfig(Section):
         description="make a token per role at start, print them, "
         "and forget them at exit (demo only)",
     )
+    allowed_origins: tuple[str, ...] = Field(
+        (),
+        strict=False,
+        description="web origins (scheme://host[:port]) besides the station's own whose "
+        "pages may open WS /api/live",
+    )
 
     @property
     def host(self) -> str:
@@ -219,6 +270,18 @@ class ApiConfig(Section):
     @classmethod
     def _bind(cls, value: str) -> str:
         return parse_bind(value)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _allowed_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            scheme, sep, rest = origin.partition("://")
+            if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
+                raise ValueError(
+                    f"{origin!r} is not an origin: write scheme://host[:port], e.g. "
+                    '"https://pit.example:8443" (http or https, no path)'
+                )
+        return value
 
     @field_validator("token_file")
     @classmethod
@@ -237,13 +300,118 @@ class ApiConfig(Section):
         return self
 
 
-class SignalsConfig(Section):
-    """`[signals]`: who hears about suspensions, and what the shoe is told."""
+class WebhookConfig(Section):
+    """`[[signals.webhook]]`: one game-server endpoint, signed with its own secret.
 
+    The secret is read when the config is loaded (from `secret_file`, or from the
+    environment with `secret = "env:NAME"`) and kept out of the model's fields, so it is
+    never printed, journaled or dumped with the config.
+    """
+
+    url: StrictStr = Field(description="where the events are POSTed (http:// or https://)")
+    secret_file: Path | None = Field(
+        None,
+        strict=False,
+        description=f"a file holding the signing secret (at least {MIN_SECRET_BYTES} bytes; "
+        "surrounding whitespace is ignored); relative to the config file's folder",
+    )
+    secret: str | None = Field(
+        None,
+        description='"env:NAME": the signing secret is the environment variable NAME '
+        "(give this or secret_file, not both)",
+    )
+    events: tuple[str, ...] = Field(
+        WEBHOOK_EVENTS,
+        strict=False,
+        description=f"the events this endpoint gets, any of {', '.join(WEBHOOK_EVENTS)}",
+    )
+    _key: bytes = PrivateAttr(b"")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value
+
+    @field_validator("secret_file")
+    @classmethod
+    def _secret_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and (not str(value).strip() or str(value) == "."):
+            raise ValueError("must not be empty")
+        return None if value is None else _resolve(value, info)
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("must name at least one event (leave the key out for all of them)")
+        for name in value:
+            if name not in WEBHOOK_EVENTS:
+                raise ValueError(f"must be among {', '.join(WEBHOOK_EVENTS)}, got {name!r}")
+        if len(set(value)) != len(value):
+            raise ValueError("names an event twice")
+        return value
+
+    @model_validator(mode="after")
+    def _read_secret(self) -> WebhookConfig:
+        # The messages never quote the secret, only where it was to come from.
+        if (self.secret is None) == (self.secret_file is None):
+            raise Problem(
+                "secret_file",
+                'give the signing secret as secret_file = "FILE" or as '
+                'secret = "env:NAME" (one of the two)',
+            )
+        if self.secret is not None:
+            name = self.secret.removeprefix("env:")
+            if not self.secret.startswith("env:") or not name:
+                raise Problem(
+                    "secret",
+                    'write secret = "env:NAME" (the secret itself belongs in the '
+                    "environment or in secret_file, never in the config)",
+                )
+            if name not in os.environ:
+                raise Problem("secret", f"the environment variable {name} is not set")
+            key = os.environ[name].strip().encode()
+            where = f"the environment variable {name}"
+        else:
+            assert self.secret_file is not None
+            try:
+                key = self.secret_file.read_bytes().strip()
+            except OSError as exc:
+                raise Problem(
+                    "secret_file", f"cannot read {self.secret_file}: {exc.strerror}"
+                ) from None
+            where = str(self.secret_file)
+        if len(key) < MIN_SECRET_BYTES:
+            raise Problem(
+                "secret" if self.secret is not None else "secret_file",
+                f"the secret in {where} is {len(key)} bytes; it must be at least "
+                f"{MIN_SECRET_BYTES} (e.g. `openssl rand -hex 32`)",
+            )
+        self._key = key
+        return self
+
+    @property
+    def key(self) -> bytes:
+        """The signing secret (HMAC-SHA256 key)."""
+        return self._key
+
+
+class SignalsConfig(Section):
+    """`[signals]`: who hears about the table (the game server), and what the shoe is told."""
+
+    webhook: tuple[WebhookConfig, ...] = Field(
+        (),
+        strict=False,
+        description="the game server's endpoints, one [[signals.webhook]] table each: "
+        "signed events (rounds, voids, shoes, suspensions)",
+    )
     webhooks: tuple[StrictStr, ...] = Field(
         (),
         strict=False,
-        description="URLs that get a JSON POST on every suspension and every resume",
+        description="deprecated: URLs that get an unsigned JSON POST on every suspension "
+        "and every resume only (use [[signals.webhook]])",
     )
     webhook_timeout: float = Field(
         2.0,
@@ -269,6 +437,20 @@ class SignalsConfig(Section):
     release_command: str = Field(
         "", description="written to the shoe when the table resumes (as stop_command)"
     )
+
+    @field_validator("webhook", mode="before")
+    @classmethod
+    def _webhook_tables(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    raise Problem(
+                        (i,),
+                        "expected a [[signals.webhook]] table (url, secret_file or secret, "
+                        f"events), got the string {item!r}; plain URLs go in the deprecated "
+                        "webhooks = [...] (unsigned, suspensions and resumes only)",
+                    )
+        return value
 
     @model_validator(mode="after")
     def _webhooks(self) -> SignalsConfig:

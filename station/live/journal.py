@@ -320,6 +320,28 @@ class Journal:
             )
             self.append([migrated])
 
+    def backup(self, dest: str | os.PathLike[str]) -> int:
+        """Copy the journal to `dest` (a new file) with SQLite's online backup, consistent
+        even while the station commits, and the head anchor to `dest.head`. The anchor is
+        read first: it may only lag the copy, never lead it, so the copy verifies. Returns
+        the copy's row count."""
+        target = Path(dest)
+        if target.exists():
+            raise JournalError(f"{target} exists already; give a new file for the backup")
+        try:
+            head = self.head_path.read_bytes()
+        except FileNotFoundError:
+            head = None
+        copy = sqlite3.connect(target)
+        try:
+            self._db.backup(copy)
+            rows: int = copy.execute("SELECT count(*) FROM journal").fetchone()[0]
+        finally:
+            copy.close()
+        if head is not None:
+            target.with_name(target.name + ".head").write_bytes(head)
+        return rows
+
     # -- reading -------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any] | None:

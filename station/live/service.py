@@ -32,10 +32,9 @@ from drivers.config import parse_bytes
 from drivers.sim.bot import SimReader
 from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import EXPLANATIONS
 from station.live.config import StationConfig
 from station.live.journal import Journal, Pending, Row, notice
-from station.live.signals import WebhookSender
+from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
 
@@ -165,7 +164,10 @@ class Station:
         )
         self.webhooks.start()
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
-        restart = await self.submit({"type": "restart"}, "station", "station")
+        # The restart row names the paytable in force from now on (the journal's record of
+        # what the game server settled on; a new row here would renumber every later one).
+        paytable = cfg.table.load_paytable().name
+        restart = await self.submit({"type": "restart", "paytable": paytable}, "station", "station")
         log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
         if self.table.suspension is not None and self.suspended_since != restart.seq:
             # Suspended before the restart: notices still queued then died with the old
@@ -286,15 +288,22 @@ class Station:
         table = self.table
         pendings: list[Pending] = []
         changes: list[tuple[int, str]] = []  # (index in batch, "suspended" | "resumed")
+        signals: list[tuple[int, str, dict[str, Any]]] = []  # (index, type, fields)
         for i, item in enumerate(items):
             p = item.pending
             if p.verdict is _DECIDE:
+                was_in_play = table.in_play
                 verdict, cleared, began = table.decide(p.event)
                 p = Pending(p.source, p.actor, p.event, verdict, p.ts)
                 if cleared:
                     changes.append((i, "resumed"))
                 if began:
                     changes.append((i, "suspended"))
+                # What the game server hears, read from the table as this event left it.
+                for what, fields in table_events(
+                    table, p.event, verdict, was_in_play, cleared, began
+                ):
+                    signals.append((i, what, fields))
             pendings.append(p)
         assert self.journal is not None
         rows = self.journal.append(pendings)  # durable when it returns (WAL, synchronous FULL)
@@ -324,8 +333,8 @@ class Station:
         for sub in self.subscribers:
             for m in messages:
                 sub.put(m)
-        for i, what in changes:
-            self._signal(what, rows[i])
+        for i, what, fields in signals:
+            self._signal(what, rows[i], fields)
 
     def _fail(self, message: str, items: list[_Item]) -> None:
         """The journal cannot take more: the table may be ahead of it, so stop serving."""
@@ -345,8 +354,13 @@ class Station:
 
     # -- signals out ---------------------------------------------------------------------
 
-    def _signal(self, what: str, row: Row) -> None:
+    def _signal(self, what: str, row: Row, fields: dict[str, Any] | None = None) -> None:
+        """Tell the game server (webhooks) and, on a suspension or resume, the shoe, once
+        `row` is committed. `fields`: the event's own fields, read from the table right
+        after the row's event (`signals.table_events`); None: from the table now."""
         table_id = self.config.table.id
+        if fields is None:  # a suspension announced again at start
+            fields = suspended_fields(self.table, (row.verdict or {}).get("error"))
         body: dict[str, Any] = {
             "id": f"{table_id}:{row.seq}:{what}",
             "type": what,
@@ -356,21 +370,17 @@ class Station:
             "event": row.event,
             "source": row.source,
             "actor": row.actor,
+            **fields,
         }
-        verdict = row.verdict or {}
-        if what == "suspended":
-            snap = self.snapshot
-            code = snap.suspension["code"] if snap.suspension else verdict.get("error")
-            body["code"] = code
-            body["explanation"] = EXPLANATIONS.get(str(code), "")
-            body["round"] = snap.round["number"] if snap.round else None
-        else:
-            body.update(voided_round=verdict.get("voided_round"))
+        if what in ("round_result", "round_voided", "shoe_started"):
+            body["paytable"] = self.config.table.load_paytable().name
         self.webhooks.send(body)
         if what == "suspended":
             data = self.config.stop_command
-        else:
+        elif what == "resumed":
             data = parse_bytes(self.config.signals.release_command)
+        else:
+            return
         if data and self.reader is not None:
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, self._send_to_shoe, self.reader, data)

@@ -273,8 +273,7 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
         str(tmp_path / "station.toml"),
         "--station",
         api.url,
-        "--token",
-        TOKEN,
+        f"--token={TOKEN}",  # a token may begin with "-": never a separate argument
     ]
     rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -428,7 +427,7 @@ stop_command = "hex:13"
                 break
         assert token, "station run printed no supervisor token"
         rig = spawn_station(
-            *rig_command, "--token", token, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            *rig_command, f"--token={token}", stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         out, err = rig.communicate(timeout=180)
         assert rig.returncode == 0, err.decode()

@@ -11,6 +11,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from station.api.auth import HIGHER_ROLE
 from station.core.table import Table
 from station.live.journal import Journal
 from tests.service.kit import Running, make_config, serve
@@ -56,9 +57,9 @@ def test_errors_are_answered_200_and_suspend(live: Running) -> None:
 @pytest.mark.parametrize(
     ("headers", "status", "words"),
     [
-        ({}, 401, "missing token"),
-        ({"Authorization": "Bearer nope"}, 401, "unknown token"),
-        ({"Authorization": "Basic abc"}, 401, "unknown token"),
+        ({}, 401, "a token is needed"),
+        ({"Authorization": "Bearer nope"}, 401, "the token is not valid"),
+        ({"Authorization": "Basic abc"}, 401, "the token is not valid"),
     ],
 )
 def test_401(live: Running, headers: dict[str, str], status: int, words: str) -> None:
@@ -85,11 +86,12 @@ def test_403_wrong_role(live: Running, role: str, event: dict[str, Any]) -> None
     assert r.status_code == 403, r.text
 
 
-def test_rig_is_off_unless_configured(tmp_path: Path) -> None:
+def test_rig_is_off_unless_configured(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     config, tokens = make_config(tmp_path)
     with serve(config, tokens) as running:
         r = running.post({"type": "card", "card": "AS"}, "rig")
-        assert r.status_code == 403 and "allow_rig" in r.json()["detail"]
+        assert r.status_code == 403 and r.json()["detail"] == HIGHER_ROLE
+        assert "allow_rig" in caplog.text and "test-rig (rig)" in caplog.text  # the why: logged
         assert running.post({"type": "shoe"}, "supervisor").status_code == 200
 
 
@@ -106,14 +108,16 @@ def test_rig_is_off_unless_configured(tmp_path: Path) -> None:
     ],
 )
 def test_422_malformed(live: Running, body: bytes, words: str) -> None:
-    r = httpx.post(f"{live.url}/api/events", content=body, headers=live.headers("rig"))
+    headers = {**live.headers("rig"), "Content-Type": "application/json"}
+    r = httpx.post(f"{live.url}/api/events", content=body, headers=headers)
     assert r.status_code == 422
     assert words in r.json()["detail"]
 
 
 def test_refusals_are_not_journaled(live: Running) -> None:
     live.post({"type": "shoe"}, "viewer")
-    httpx.post(f"{live.url}/api/events", content=b"{", headers=live.headers("rig"))
+    json_type = {**live.headers("rig"), "Content-Type": "application/json"}
+    httpx.post(f"{live.url}/api/events", content=b"{", headers=json_type)
     httpx.post(f"{live.url}/api/events", json={"type": "shoe"})
     rows = httpx.get(f"{live.url}/api/journal", headers=live.headers("viewer")).json()["events"]
     assert [r["event"]["type"] for r in rows] == ["notice", "restart"]

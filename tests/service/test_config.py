@@ -19,6 +19,7 @@ from station.live.config import (
     StationConfig,
     TableConfig,
     TokenEntry,
+    WebhookConfig,
     load,
 )
 from station.live.tokens import read_token_file
@@ -127,7 +128,7 @@ stop_command = "hex:13"
         ),
         (
             "[signals]\nwebhook = ['http://x']",
-            "signals.webhook: unknown key; the keys are webhooks",
+            "signals.webhook[0]: expected a [[signals.webhook]] table",
         ),
         ("[reader.sim]\nspeed = 2", "[reader.sim] speed: unknown key; the keys are seed"),
         (
@@ -271,6 +272,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "journal": JournalConfig,
     "api": ApiConfig,
     "signals": SignalsConfig,
+    "signals.webhook": WebhookConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

@@ -176,4 +176,4 @@ def test_a_suspension_is_announced_again_after_a_restart(tmp_path: Path) -> None
             hooks.wait(lambda: len(hooks.received) == 2)
     again = hooks.received[1]
     assert again["type"] == "suspended" and again["code"] == "SCANNER_FAULT"
-    assert again["event"] == {"type": "restart"}
+    assert again["event"] == {"type": "restart", "paytable": "traditional"}
