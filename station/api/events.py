@@ -95,7 +95,7 @@ def parse_event(body: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"the body is {not_json_reason(exc)}") from None
     if not isinstance(event, dict):
-        raise ValueError(f"the body is not an event: {bad_input_reason(event)}")
+        raise ValueError(str(bad_input_reason(event)))
     try:
         EVENT_ADAPTER.validate_python(event)
     except ValidationError as exc:
