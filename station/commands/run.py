@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     station.on_fatal = fatal
     station.on_ready = ready
+    station.on_status = notifier.status  # the journal unavailable (disk full...) and back
     try:
         asyncio.run(server.serve())
     finally:

@@ -71,6 +71,19 @@ class TableSnapshot:
 _STATE_FIELDS = tuple(f.name for f in fields(TableSnapshot) if f.name not in _NOT_IN_STATE)
 
 
+#: Characters of a card as the state shows it: a card code is 2 or 3, so what is longer
+#: is what an unreadable card's reader sent, shown cut (the journal keeps it whole).
+CARD_TEXT = 24
+
+
+def _card_text(card: object) -> str | None:
+    """A card as the state shows it: its code, or a short text of what was read."""
+    if card is None:
+        return None
+    text = card if isinstance(card, str) else repr(card)
+    return text if len(text) <= CARD_TEXT else text[: CARD_TEXT - 1] + "…"
+
+
 def take(
     table: Table,
     seq: int,
@@ -87,11 +100,10 @@ def take(
         suspension = {
             "code": susp.code,
             "explanation": EXPLANATIONS.get(susp.code, susp.code),
-            "card": susp.card if isinstance(susp.card, str | None) else repr(susp.card),
-            "later": [
-                {"code": c, "card": k if isinstance(k, str | None) else repr(k)}
-                for c, k in susp.later
-            ],
+            "card": _card_text(susp.card),
+            "later": [{"code": c, "card": _card_text(k)} for c, k in susp.later],
+            "later_counts": dict(susp.later_counts),
+            "later_total": susp.later_total,
             "since_seq": suspended_since,
         }
     results = table.results

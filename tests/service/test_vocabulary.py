@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from drivers.base import ReaderSink
 from station.api.events import EVENT_ADAPTER, MODELS
 from station.core import events as ev
+from station.core.bounds import MAX_DEPTH
 from station.core.events import (
     DEMO_BOT_TYPES,
     EVENT_ROLES,
@@ -151,7 +152,16 @@ def test_openapi_declares_the_body_as_a_union_of_the_vocabulary(live: Running) -
     by_type = {m["properties"]["type"]["const"]: m for m in named}
     for kind, model in by_type.items():
         assert set(model["required"]) == VOCABULARY[kind].required, kind
-        assert model["additionalProperties"] is True, kind  # extra keys are allowed
+        # extra keys are allowed, within the bounds: nested values down to the last level
+        extras = model["additionalProperties"]["$ref"].rsplit("/", 1)[1]
+        levels = 0
+        while extras is not None:
+            levels += 1
+            kinds = {c.get("type") for c in components[extras]["anyOf"]}
+            assert {"null", "boolean", "string", "integer", "number"} <= kinds, kind
+            inner = [c for c in components[extras]["anyOf"] if c.get("type") == "array"]
+            extras = inner[0]["items"]["$ref"].rsplit("/", 1)[1] if inner else None
+        assert levels == MAX_DEPTH, kind  # levels 2..17: containers down to level 16
     assert by_type["card"]["properties"]["card"]["description"] == VOCABULARY["card"].fields["card"]
 
 
