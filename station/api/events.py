@@ -25,7 +25,13 @@ from station.api.auth import check_role, identify, refuse, require_ready
 from station.api.limits import require_json
 from station.api.refusals import refusals
 from station.core.bounds import MAX_DEPTH, MAX_INT, MAX_TEXT, MIN_INT, problem
-from station.core.events import EVENT_TYPES, VOCABULARY, EventKind
+from station.core.events import (
+    EVENT_TYPES,
+    VOCABULARY,
+    EventKind,
+    bad_input_reason,
+    not_json_reason,
+)
 from station.live.service import NotReady, Refused
 
 MAX_BODY = 64 * 1024
@@ -129,16 +135,16 @@ def parse_event(body: bytes) -> dict[str, Any]:
     try:
         event = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"the body is not valid JSON ({exc})") from None
+        raise ValueError(f"the body is {not_json_reason(exc)}") from None
     if not isinstance(event, dict):
-        raise ValueError('the body must be one JSON object, e.g. {"type": "close_bets"}')
+        raise ValueError(str(bad_input_reason(event)))
     out_of_bounds = problem(event)  # before the models: depth, text, 64-bit numbers
     if out_of_bounds is not None:
         raise ValueError(out_of_bounds)
     try:
         EVENT_ADAPTER.validate_python(event)
     except ValidationError as exc:
-        raise ValueError(_what_is_wrong(event, exc)) from None
+        raise ValueError(bad_input_reason(event) or _what_is_wrong(event, exc)) from None
     for key in RESERVED:
         if key in event:
             raise ValueError(f"the key {key!r} is reserved (journal export adds it)")
@@ -146,7 +152,8 @@ def parse_event(body: bytes) -> dict[str, Any]:
 
 
 def _what_is_wrong(event: dict[str, Any], exc: ValidationError) -> str:
-    """The first problem pydantic found, in the vocabulary's words."""
+    """The first problem pydantic found, in the vocabulary's words (for a problem
+    `bad_input_reason`, the words `station replay` uses too, did not name)."""
     error = exc.errors(include_url=False)[0]
     kind = event.get("type")
     tag_error = error["type"] in ("union_tag_not_found", "union_tag_invalid")

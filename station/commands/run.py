@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import re
+import socket
 import sys
 from typing import Any
 
 from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_USAGE
+
+EXIT_FAILED = 1  # the station could not start (or stopped on a fatal error); 2 is usage
+IN_USE = "the address is in use (another station?)"
 
 DEMO_ROLES = ("viewer", "dealer", "supervisor")
 TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"]*")
@@ -38,13 +43,17 @@ def add_parser(sub: Any) -> None:
     )
     add_config_option(p)
     p.add_argument(
-        "--bind", metavar="HOST:PORT", default=None, help="listen here instead of [api] bind"
+        "--bind",
+        metavar="HOST:PORT",
+        default=None,
+        help="listen here instead of [api] bind (default: [api] bind, else 127.0.0.1:8000)",
     )
     p.add_argument(
         "--log-level",
         default=None,
         choices=("debug", "info", "warning", "error"),
-        help="the least level logged (default: [log] level, info)",
+        help="the least severe messages logged: debug, info, warning or error "
+        "(default: [log] level of the config, else info)",
     )
     p.set_defaults(func=run)
 
@@ -73,6 +82,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"station run: --bind: {exc}", file=sys.stderr)
             return EXIT_USAGE
         config = config.model_copy(update={"api": api})
+    problem = listen_problem(api.host, api.port)
+    if problem is not None:  # before announcing an address that is someone else's
+        fix = "--bind" if args.bind is not None else "[api] bind"
+        if problem == IN_USE:
+            fix += " or stop the other process"
+        print(
+            f"station run: cannot listen on {api.bind}: {problem} — change {fix}", file=sys.stderr
+        )
+        return EXIT_FAILED
     level = args.log_level or config.log.level
     configure(config.log.format, level, filters=[HideTokens()])
     json_log = config.log.format == "json"
@@ -140,5 +158,30 @@ def run(args: argparse.Namespace) -> int:
             log.critical("station run: %s", station.fatal, extra={"table": config.table.id})
         else:
             print(f"station run: {station.fatal}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     return 0
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the API could not listen on host:port, in words; None if it can. Binds (as
+    uvicorn will, address reuse on) every address the host names, then lets go."""
+    try:
+        addresses = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        return f"the host is unknown ({exc.strerror})"
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return IN_USE
+                if exc.errno == errno.EACCES:
+                    return "permission denied (ports below 1024 need privileges)"
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    return "the address is not one of this machine's"
+                return exc.strerror or str(exc)
+    return None

@@ -30,6 +30,32 @@ def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
     assert "journal.paht: unknown key" in err and str(config) in err
 
 
+def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path) -> None:
+    """Another process listens on the configured port: `station run` says so in words and
+    exits 1 without announcing the other process's address as its own (or a raw errno)."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        config = demo_station_config(tmp_path, port)
+        proc = spawn_station(
+            "run",
+            "--config",
+            str(config),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    assert out == ""  # no start line, no demo tokens
+    assert err == (
+        f"station run: cannot listen on 127.0.0.1:{port}: the address is in use (another "
+        "station?) — change [api] bind or stop the other process\n"
+    )
+    assert not (tmp_path / "j.db").exists()  # nothing was started
+
+
 def demo_station_config(tmp_path: Path, port: int) -> Path:
     """A station on `port` with its journal in `tmp_path` and demo tokens printed at start."""
     config = tmp_path / "station.toml"
