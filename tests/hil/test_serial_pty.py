@@ -28,7 +28,7 @@ from drivers.serial_reader import SerialReader
 from drivers.sim.pty import PtyPort
 from drivers.sim.rig import parse_rig_faults, rig_events
 from station.core.table import ERRORS, SCANNER_FAULT, Table
-from tests.conftest import run_station, spawn_station
+from tests.conftest import run_station, spawn_run, spawn_station
 from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
 
@@ -407,16 +407,7 @@ stop_command = "hex:13"
         f"http://127.0.0.1:{port}",
     ]
     rig = None
-    station = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    station = spawn_run(config)
     try:
         assert station.stdout is not None
         token = ""

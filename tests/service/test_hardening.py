@@ -26,7 +26,7 @@ from station.cli import main
 from station.core.bounds import CUT, MAX_TEXT
 from station.live.journal import Journal, JournalUnavailable, Row
 from station.live.service import ReaderBridge, Refused
-from tests.conftest import spawn_station
+from tests.conftest import spawn_run
 from tests.netkit import free_port
 from tests.service.kit import Running, make_config, serve
 
@@ -445,15 +445,10 @@ def test_station_run_on_a_full_disk_stays_up_and_tells_systemd(tmp_path: Path) -
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(str(tmp_path / "notify"))
         notify.settimeout(30)
-        proc = spawn_station(
-            "run",
-            "--config",
-            str(config),
-            "--log-level",
-            "error",
-            stdout=subprocess.PIPE,
+        proc = spawn_run(
+            config,
+            log_level="error",
             stderr=subprocess.DEVNULL,
-            text=True,
             env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
         )
         try:

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.conftest import spawn_station
+from tests.conftest import spawn_run, spawn_station
 from tests.netkit import free_port
 
 pytestmark = pytest.mark.server
@@ -53,15 +53,7 @@ def drive(port: int, rig: str) -> None:
 def test_json_log_every_line_is_json_with_the_fields(tmp_path: Path) -> None:
     port = free_port()
     config = station_config(tmp_path, port, 'format = "json"\nlevel = "error"')
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",  # wins over the file's "error"
-        "info",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = spawn_run(config, log_level="info", text=False)  # the flag wins over the file
     try:
         assert proc.stderr is not None
         rig = ""
@@ -97,14 +89,8 @@ def test_under_journald_lines_have_a_level_prefix_and_no_timestamp(tmp_path: Pat
     config = station_config(tmp_path, port, 'format = "text"')
     read_end, write_end = os.pipe()
     st = os.fstat(write_end)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        stdout=subprocess.PIPE,
-        stderr=write_end,
-        text=True,
-        env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"},
+    proc = spawn_run(
+        config, log_level=None, stderr=write_end, env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}
     )
     os.close(write_end)
     try:

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from station.cli import main
-from tests.conftest import spawn_station
+from tests.conftest import spawn_run, spawn_station
 from tests.netkit import free_port
 
 pytestmark = pytest.mark.server
@@ -38,14 +38,7 @@ def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path) -> N
         other.listen()
         port = other.getsockname()[1]
         config = demo_station_config(tmp_path, port)
-        proc = spawn_station(
-            "run",
-            "--config",
-            str(config),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = spawn_run(config, log_level=None)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 1
     assert out == ""  # no start line, no demo tokens
@@ -75,17 +68,7 @@ def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Pat
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
-    )
+    proc = spawn_run(config, env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
     try:
         assert proc.stdout is not None
         tokens = {}
@@ -124,16 +107,7 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
 
     port = free_port()
     config = demo_station_config(tmp_path, port)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "info",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn_run(config, log_level="info")
     try:
         assert proc.stdout is not None
         token = next(line.split()[1] for line in proc.stdout if line.startswith("  viewer "))
