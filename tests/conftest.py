@@ -88,6 +88,19 @@ def spawn_station(
     return subprocess.Popen([*STATION, *args], env=environment, **popen)
 
 
+def spawn_run(
+    config: Path, log_level: str | None = "warning", **popen: Any
+) -> subprocess.Popen[Any]:
+    """`station run --config CONFIG [--log-level LEVEL]` as a process of its own; its
+    stdout and stderr are piped as text unless `popen` says otherwise (`env` is added to
+    this environment, as in `spawn_station`)."""
+    args = ["run", "--config", str(config)]
+    if log_level is not None:
+        args += ["--log-level", log_level]
+    options: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    return spawn_station(*args, **{**options, "text": True, **popen})
+
+
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Running]:
     """A station with no reader under a real uvicorn server on 127.0.0.1 (its journal in

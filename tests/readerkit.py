@@ -1,4 +1,5 @@
-"""Helpers for driving real readers in tests: a collecting sink, a reader thread, a pty shoe."""
+"""Helpers for driving real readers in tests: a collecting sink, a reader thread, a pty shoe,
+and a reader whose link a test switches off and on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from drivers.base import CardReader
+from drivers.base import CardReader, ReaderSink
 
 
 class CollectingSink:
@@ -47,6 +48,41 @@ class CollectingSink:
 
     def types(self) -> list[str]:
         return [e["type"] for e in self.events]
+
+
+class SwitchReader:
+    """A card reader whose link the test switches, for what the station shows of a reader's
+    status: `drop()` loses the link (only the status changes, as when a port has just died
+    and nothing is journaled yet); `reconnect()` brings it back and journals the notice a
+    real reader sends. It reads no cards."""
+
+    name = "switch"
+
+    def __init__(self) -> None:
+        self.connected = True
+        self._sink: ReaderSink | None = None
+        self._running = threading.Event()
+
+    def run(self, sink: ReaderSink, stop: threading.Event) -> None:
+        self._sink = sink
+        self._running.set()
+        stop.wait()
+
+    def status(self) -> dict[str, Any]:
+        detail = "reading from the switch" if self.connected else "lost: the cable was pulled"
+        return {"driver": self.name, "connected": self.connected, "detail": detail}
+
+    def send(self, data: bytes) -> bool:
+        return self.connected
+
+    def drop(self) -> None:
+        self.connected = False
+
+    def reconnect(self) -> None:
+        assert self._running.wait(5), "the station did not start the reader"
+        assert self._sink is not None
+        self.connected = True
+        self._sink.notice("reader reconnected to the switch after 1 s", downtime=1.0)
 
 
 def wait_until(ready: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:

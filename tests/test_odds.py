@@ -4,6 +4,7 @@ enumeration (settled bet by bet through `station.core.settlement`) on assorted s
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
@@ -367,6 +368,39 @@ def test_station_odds_usage_errors(tmp_path: Path) -> None:
     assert station("odds", "--paytable", "nope").returncode == 2
     assert station("odds", "--remaining", str(tmp_path / "missing.jsonl")).returncode == 2
     assert station("odds", "--decks", "8", "--remaining", "-").returncode == 2
+
+
+#: A cell of a text table: words one space apart (columns are two or more apart).
+CELL = re.compile(r"\S+(?: \S+)*")
+
+
+def test_station_odds_columns_stay_apart_whatever_the_names_and_values(tmp_path: Path) -> None:
+    """A long bet name, a wide round count and a huge edge each widen their column: the
+    columns stay two spaces apart and line up with the header."""
+    long_name = "progressive_jackpot_for_a_natural_nine_on_both_hands"
+    path = tmp_path / "long.toml"
+    path.write_text(
+        f'extends = "traditional"\n[bets.{long_name}]\nrule = "tie"\n'
+        'pays = { tie = "100000:1" }\nrounds = 1000000\n'
+    )
+    run = station("odds", "--paytable", str(path))
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.decode().splitlines()
+    header = lines.index(next(x for x in lines if x.startswith("bet ")))
+    table = lines[header:]
+    ends = [m.end() for m in CELL.finditer(table[0])][1:4]
+    for line in table[1:]:
+        cells = [m.group() for m in CELL.finditer(line)]
+        assert len(cells) >= 5, line
+        name, rounds, edge, rtp = cells[:4]
+        assert name in SEED or name == long_name
+        assert re.fullmatch(r"all|1-\d+", rounds) and edge.endswith("%") and rtp.endswith("%")
+        # the right-aligned columns end under their header
+        assert [m.end() for m in CELL.finditer(line)][1:4] == ends, line
+    row = [m.group() for m in CELL.finditer(next(x for x in table if x.startswith(long_name)))]
+    assert row[1] == "1-1000000" and row[2].startswith("-951")  # tie pays 100000:1
+    outcomes = lines[lines.index("") + 1 : header - 1]
+    assert [len(x) for x in outcomes] == [len(outcomes[0])] * len(outcomes)  # aligned
 
 
 def _round_events() -> list[dict[str, Any]]:

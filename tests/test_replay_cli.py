@@ -29,24 +29,37 @@ def test_seq_is_the_line_number_and_blank_lines_are_skipped() -> None:
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "reason"),
     [
-        b"not json",
-        b"[1, 2]",
-        b'"shoe"',
-        b"null",
-        b'{"type": "shoe", "x": NaN}',
-        b'{"type": "card", "card": Infinity}',
-        b'{"type": "dance"}',
-        b'{"type": "card"}',
-        b"\xff\xfe{}",
-        b'{"type": "shoe"',
-        b"{'type': 'shoe'}",
+        (b"not json", "not valid JSON (invalid literal"),
+        (b"[1, 2]", 'an event must be one JSON object, e.g. {"type": "close_bets"}; got an array'),
+        (
+            b'"shoe"',
+            'must be one JSON object, e.g. {"type": "close_bets"}; got a string (\'shoe\')',
+        ),
+        (b"null", 'must be one JSON object, e.g. {"type": "close_bets"}; got null'),
+        (b'{"type": "shoe", "x": NaN}', "NaN and Infinity are not JSON numbers (column 23)"),
+        (b'{"type": "card", "card": Infinity}', "NaN and Infinity are not JSON numbers"),
+        (b'{"type": "card", "card": -Infinity}', "NaN and Infinity are not JSON numbers"),
+        (
+            b'{"type": "dance"}',
+            "'type' must be one of shoe, card, cut, close_bets, resume, void, end_shoe, "
+            "fault, restart; got 'dance'",
+        ),
+        (b'{"card": "AS"}', "'type' must be one of shoe, card, cut,"),
+        (b'{"type": 7}', "'type' must be one of shoe, card, cut,"),
+        (b'{"type": "card"}', 'a card event needs a "card" key (a card code, or null'),
+        (b"\xff\xfe{}", "not valid JSON (str is not valid UTF-8"),
+        (b'{"type": "shoe"', "not valid JSON (unexpected end of data: line 1 column 16)"),
+        (b"{'type': 'shoe'}", "not valid JSON (unexpected character"),
     ],
 )
-def test_lines_that_are_not_events_are_bad_input_and_the_run_goes_on(line: bytes) -> None:
+def test_lines_that_are_not_events_are_bad_input_and_the_run_goes_on(
+    line: bytes, reason: str
+) -> None:
     code, rows, _ = replay(line + b'\n{"type": "shoe"}\n')
     assert code == 0
+    assert reason in rows[0].pop("reason")
     assert rows[0] == {
         "seq": 1,
         "ok": False,
@@ -56,7 +69,21 @@ def test_lines_that_are_not_events_are_bad_input_and_the_run_goes_on(line: bytes
         "result": None,
         "voided_round": None,
     }
-    assert rows[1]["ok"] and rows[1]["seq"] == 2
+    assert rows[1]["ok"] and rows[1]["seq"] == 2 and "reason" not in rows[1]
+
+
+def test_only_bad_input_rows_have_a_reason() -> None:
+    """A card value that is not a card code is an unreadable card (the spec), not bad
+    input: its row has the table's verdict and no reason."""
+    data = b'{"type": "card", "card": "AS"}\n{"type": "shoe"}\n{"type": "card", "card": 7}\n'
+    _, rows, _ = replay(data + b'{"type": "shoe"}\n[]\n')
+    assert [(r["error"], "reason" in r) for r in rows] == [
+        ("NO_ACTIVE_SHOE", False),
+        (None, False),
+        ("UNREADABLE_CARD", False),
+        ("SHOE_ACTIVE", False),
+        ("BAD_INPUT", True),
+    ]
 
 
 def test_extra_keys_are_ignored_and_codes_are_canonical() -> None:
@@ -87,11 +114,24 @@ def test_reads_a_file_and_options(tmp_path: Path) -> None:
         ["--bogus"],
         ["/nonexistent/events.jsonl"],
         ["a.jsonl", "b.jsonl"],
+        ["--paytable", "nosuch"],
+        ["--odds", "--paytable", "nosuch"],
+        ["--config", "/nonexistent/station.toml"],
     ],
 )
 def test_bad_arguments_and_unreadable_files_exit_2(args: list[str]) -> None:
-    code, rows, err = replay(b"", *args)
+    code, rows, err = replay(b'{"type": "shoe"}\n', *args)
     assert code == 2 and rows == [] and err
+
+
+def test_a_paytable_without_odds_is_checked_and_changes_nothing() -> None:
+    data = b'{"type": "shoe"}\n{"type": "card", "card": "5H"}\n'
+    plain = run_station("replay", stdin=data)
+    checked = run_station("replay", "--paytable", "no_commission", stdin=data)
+    assert (checked.returncode, checked.stdout, checked.stderr) == (0, plain.stdout, b"")
+    refused = run_station("replay", "--paytable", "nosuch", stdin=data)
+    assert refused.returncode == 2 and refused.stdout == b""
+    assert refused.stderr.startswith(b"station replay: --paytable: no paytable 'nosuch'")
 
 
 def test_a_pipe_is_answered_line_by_line() -> None:

@@ -54,6 +54,7 @@ class SimReader:
         self._timer: tuple[str, float] | None = None
         self._held: str | None = None  # a card drawn while the reader was down
         self._detail = "not started"
+        self._dropped = False  # a simulated reader outage, until the table resumes
         self.sent = 0
         self.stop_commands = 0
 
@@ -62,7 +63,7 @@ class SimReader:
     def status(self) -> dict[str, Any]:
         return {
             "driver": self.name,
-            "connected": True,
+            "connected": not self._dropped,
             "detail": self._detail,
             "events": self.sent,
             "stop_commands": self.stop_commands,
@@ -100,6 +101,7 @@ class SimReader:
         if snap.suspension is not None:
             return self._supervise(sink, snap, now)
         self._watching = None
+        self._dropped = False  # someone resumed or voided: the reader is back
         s = self.settings
         due = snap.due
         if due == "shoe":
@@ -160,6 +162,7 @@ class SimReader:
             else:
                 self._held = card  # still in the shoe: dealt once the reader is back
                 self._detail = "the reader dropped off"
+                self._dropped = True  # as a real reader's status says, until it is back
                 self._emit(sink, ev.fault("sim: the reader dropped off"))
             return
         self._detail = f"dealt {card}"
@@ -189,6 +192,8 @@ class SimReader:
         else:
             event = ev.resume(actor=actor)
         self._unread = None
+        self._dropped = False  # the supervisor found the reader back
+        self._detail = f"the demo supervisor sent {event['type'].replace('_', ' ')}"
         self._emit(sink, event)
         return 0.0
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from station.api import docs, events, health, history, live, odds, reads, web
+from station.api import docs, events, health, history, live, metrics, odds, reads, web
 from station.api.auth import Throttle
 from station.api.limits import BodyLimit
 from station.live.service import Station
@@ -48,6 +48,7 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.state.throttle = Throttle()
     app.add_middleware(BodyLimit, limit=events.MAX_BODY)
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)

@@ -1,8 +1,10 @@
 """`POST /api/events`: one event of the replay format in, its verdict out.
 
 The body is read as bytes and parsed here (strict JSON, like `station replay`: no NaN),
-then checked against request models generated from the event vocabulary
-(`station.core.events`), one per event type, a union discriminated by `type`. The
+then checked against the bounds every event keeps (`station.core.bounds`: nesting
+depth, string length, integers within 64 bits) and against request models generated
+from the event vocabulary (`station.core.events`), one per event type, a union
+discriminated by `type`. The
 models only check: the event journaled is the parsed body exactly as sent, extra keys
 included. Anything that is not a valid event is a 422 with a message that says what to
 send, and is not journaled; a valid event always gets 200 with its verdict, whatever the
@@ -22,8 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from station.api.auth import check_role, identify, refuse, require_ready
 from station.api.limits import require_json
 from station.api.refusals import refusals
-from station.core.events import EVENT_TYPES, VOCABULARY, EventKind
-from station.live.service import NotReady
+from station.core.bounds import MAX_DEPTH, MAX_INT, MAX_TEXT, MIN_INT, problem
+from station.core.events import (
+    EVENT_TYPES,
+    VOCABULARY,
+    EventKind,
+    bad_input_reason,
+    not_json_reason,
+)
+from station.live.service import NotReady, Refused
 
 MAX_BODY = 64 * 1024
 RESERVED = ("journal", "verdict")  # keys `station journal export` adds to each line
@@ -32,6 +41,42 @@ _REFS = "#/components/schemas/{model}"
 
 def _no_default(schema: dict[str, Any]) -> None:
     del schema["default"]
+
+
+def _extra(depth: int) -> str:
+    return f"ExtraValue{depth}"
+
+
+def extra_value_schemas() -> dict[str, Any]:
+    """What an extra key may hold, as the bounds say (`station.core.bounds`): text up to
+    MAX_TEXT characters, numbers within 64 bits, lists and objects nested at most
+    MAX_DEPTH levels deep counting the event (one schema a level, the last with no
+    containers), so a schema-driven client never builds an event the station refuses."""
+    schemas: dict[str, Any] = {}
+    for depth in range(2, MAX_DEPTH + 2):
+        choices: list[dict[str, Any]] = [
+            {"type": "null"},
+            {"type": "boolean"},
+            {"type": "string", "maxLength": MAX_TEXT},
+            {"type": "integer", "minimum": MIN_INT, "maximum": MAX_INT},
+            {"type": "number", "exclusiveMinimum": MIN_INT, "exclusiveMaximum": -MIN_INT},
+        ]
+        if depth <= MAX_DEPTH:
+            inner = {"$ref": _REFS.format(model=_extra(depth + 1))}
+            choices += [
+                {"type": "array", "items": inner},
+                {
+                    "type": "object",
+                    "additionalProperties": inner,
+                    "propertyNames": {"maxLength": MAX_TEXT},
+                },
+            ]
+        schemas[_extra(depth)] = {
+            "title": _extra(depth),
+            "description": f"a value of an extra key, {depth} levels into the event",
+            "anyOf": choices,
+        }
+    return schemas
 
 
 def request_model(kind: EventKind) -> type[BaseModel]:
@@ -67,7 +112,10 @@ def openapi_components() -> tuple[dict[str, Any], dict[str, Any]]:
     the app adds to its OpenAPI components (a route cannot add components itself)."""
     schema = EVENT_ADAPTER.json_schema(ref_template=_REFS)
     definitions = schema.pop("$defs")
-    return schema, definitions
+    for model in MODELS.values():  # extra keys: allowed, within the bounds
+        extras = {"$ref": _REFS.format(model=_extra(2))}
+        definitions[model.__name__]["additionalProperties"] = extras
+    return schema, {**definitions, **extra_value_schemas()}
 
 
 _BODY_SCHEMA, EVENT_SCHEMAS = openapi_components()
@@ -87,13 +135,16 @@ def parse_event(body: bytes) -> dict[str, Any]:
     try:
         event = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"the body is not valid JSON ({exc})") from None
+        raise ValueError(f"the body is {not_json_reason(exc)}") from None
     if not isinstance(event, dict):
-        raise ValueError('the body must be one JSON object, e.g. {"type": "close_bets"}')
+        raise ValueError(str(bad_input_reason(event)))
+    out_of_bounds = problem(event)  # before the models: depth, text, 64-bit numbers
+    if out_of_bounds is not None:
+        raise ValueError(out_of_bounds)
     try:
         EVENT_ADAPTER.validate_python(event)
     except ValidationError as exc:
-        raise ValueError(_what_is_wrong(event, exc)) from None
+        raise ValueError(bad_input_reason(event) or _what_is_wrong(event, exc)) from None
     for key in RESERVED:
         if key in event:
             raise ValueError(f"the key {key!r} is reserved (journal export adds it)")
@@ -101,7 +152,8 @@ def parse_event(body: bytes) -> dict[str, Any]:
 
 
 def _what_is_wrong(event: dict[str, Any], exc: ValidationError) -> str:
-    """The first problem pydantic found, in the vocabulary's words."""
+    """The first problem pydantic found, in the vocabulary's words (for a problem
+    `bad_input_reason`, the words `station replay` uses too, did not name)."""
     error = exc.errors(include_url=False)[0]
     kind = event.get("type")
     tag_error = error["type"] in ("union_tag_not_found", "union_tag_invalid")
@@ -136,6 +188,8 @@ async def post_event(request: Request) -> dict[str, Any]:
     try:
         row = await station.submit(event, "api", who.name)
     except NotReady as exc:
-        raise HTTPException(503, str(exc)) from None
+        raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+    except Refused as exc:  # cannot be stored: journaled as refused, not applied
+        raise refuse(request, 422, str(exc), who) from None
     assert row.verdict is not None
     return {"seq": row.seq, **row.verdict}

@@ -4,10 +4,12 @@ Both answer without a token (a monitor holds no secrets) and say nothing a viewe
 not see: no token names, no table state beyond "ready or not, and why".
 
 - health is liveness: the process and its event loop answer. 200 unless the station has
-  stopped for good (its journal failed), then 503, so a supervisor restarts it.
-- ready is "this table can be dealt at": the journal is replayed, its folder is writable
-  with room to spare, and the reader (if one is configured) is connected. 200 when every
-  check passes, else 503; the body lists each check either way.
+  stopped for good (its journal failed), then 503, so a supervisor restarts it. While
+  the journal cannot be written (disk full, ...) it is 200 "degraded": a restart would
+  not help, the station recovers by itself when the disk can be written again.
+- ready is "this table can be dealt at": the journal is replayed and can be written, its
+  folder is writable with room to spare, and the reader (if one is configured) is
+  connected. 200 when every check passes, else 503; the body lists each check either way.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ async def health(request: Request) -> JSONResponse:
     station = station_of(request)
     alive = station.fatal is None
     body = {
-        "status": "ok" if alive else "failed",
+        "status": "failed" if not alive else "degraded" if station.unavailable else "ok",
         "version": station_version(),
-        "detail": station.fatal or "serving",
+        "detail": station.fatal or station.unavailable or "serving",
     }
     return JSONResponse(body, status_code=200 if alive else 503)
 
@@ -70,6 +72,8 @@ async def ready(request: Request) -> JSONResponse:
 def _journal_check(station: Station) -> dict[str, Any]:
     if station.fatal is not None:
         return {"ok": False, "detail": station.fatal}
+    if station.unavailable is not None:  # disk full, read-only, file deleted: recovers
+        return {"ok": False, "detail": station.unavailable}
     if not station.ready:
         return {"ok": False, "detail": "the station is starting (replaying its journal)"}
     return {"ok": True, "detail": f"replayed; last row {station.snapshot.seq}"}

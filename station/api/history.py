@@ -39,22 +39,29 @@ class JournalLines(StreamingResponse):
     media_type = "application/x-ndjson"
 
 
+#: Results tuples whose roads are kept: the shoe's and the previous shoe's.
+ROADS_KEPT = 2
+
+
 def roads_of(conn: HTTPConnection, results: tuple[RoundResult, ...]) -> dict[str, Any]:
     """The scoreboards of `results`, cached for the latest published results (the writer
-    shares one tuple between snapshots until a round ends, so most requests hit)."""
+    shares one tuple between snapshots until a round ends, so most requests hit) and the
+    previous shoe's."""
     state = conn.app.state
-    cached: tuple[tuple[RoundResult, ...], dict[str, Any]] | None = getattr(
-        state, "roads_cache", None
-    )
-    if cached is not None and cached[0] is results:
-        return cached[1]
+    cached: list[tuple[tuple[RoundResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
+    for kept, roads in cached:
+        if kept is results:
+            return roads
     roads = scoreboards(results)
-    state.roads_cache = (results, roads)
+    state.roads_cache = [(results, roads), *cached[: ROADS_KEPT - 1]]
     return roads
 
 
-def shoe_history(snapshot: TableSnapshot, roads: dict[str, Any]) -> dict[str, Any]:
-    """The current (or last) shoe's rounds and voided rounds, and its roads."""
+def shoe_history(
+    snapshot: TableSnapshot, roads: dict[str, Any], previous: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The current (or last) shoe's rounds and voided rounds, its roads, and `previous`
+    (the shoe before, while this one has no result yet; else null)."""
     return {
         "seq": snapshot.seq,
         "shoe": snapshot.shoes_started,
@@ -62,17 +69,33 @@ def shoe_history(snapshot: TableSnapshot, roads: dict[str, Any]) -> dict[str, An
         "rounds": snapshot.results,
         "voided": snapshot.voided,
         "roads": roads,
+        "previous": previous,
+    }
+
+
+def previous_shoe(conn: HTTPConnection, snapshot: TableSnapshot) -> dict[str, Any] | None:
+    """The shoe before this one while this one has no round yet (a supervisor still sees
+    the finished shoe's rounds and roads through the shuffle and the burn); else None."""
+    if snapshot.results or not (snapshot.previous_results or snapshot.previous_voided):
+        return None
+    return {
+        "shoe": snapshot.shoes_started - 1,
+        "rounds": snapshot.previous_results,
+        "voided": snapshot.previous_voided,
+        "roads": roads_of(conn, snapshot.previous_results),
     }
 
 
 @router.get("/api/history", responses=refusals(*READ))
 async def get_history(request: Request) -> dict[str, Any]:
     """The shoe's rounds (cards, totals, winner, flags), voided rounds and roads, as of
-    journal row `seq`."""
+    journal row `seq`; until the shoe has a result, also the previous shoe's (`previous`)."""
     station = require_ready(request)
     require_read(request)
     snapshot = station.snapshot
-    return shoe_history(snapshot, roads_of(request, snapshot.results))
+    return shoe_history(
+        snapshot, roads_of(request, snapshot.results), previous_shoe(request, snapshot)
+    )
 
 
 @router.get(

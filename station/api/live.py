@@ -1,6 +1,7 @@
 """`WS /api/live`: every journal row as it is committed, then the state it leads to.
 
-Messages (JSON text): first `{"type": "hello", "seq", "state"}`; with `?after=SEQ`, the
+Messages (JSON text): first `{"type": "hello", "seq", "state"}` (every `state` carries
+the reader's status as `state.reader`, as `GET /api/state` does); with `?after=SEQ`, the
 rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that lost its
 connection misses nothing); then, live, each committed batch as its `row` messages
 followed by one `{"type": "state", "state": ...}`.
@@ -94,7 +95,8 @@ async def live(ws: WebSocket) -> None:
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
     revoked.add_done_callback(lambda _: sub.close(1008, "the token was revoked"))
     try:
-        hello = {"type": "hello", "seq": snapshot.seq, "state": snapshot.to_dict()}
+        state = {**snapshot.to_dict(), "reader": station.reader_status()}
+        hello = {"type": "hello", "seq": snapshot.seq, "state": state}
         backlog = [orjson.dumps(hello).decode()]
         sent = True
         while sent and 0 <= after < snapshot.seq:

@@ -44,6 +44,22 @@ def round_composition(snapshot: TableSnapshot) -> tuple[dict[str, int], int] | N
     return composition, rnd["number"]
 
 
+def cards_counted(snapshot: TableSnapshot) -> dict[str, int]:
+    """What the odds' `cards_left` is made of, so a page can say it in words: the cards
+    still in the shoe (`left` of `size`, `out` having left it), the unreadable ones (out,
+    but never identified, so still unseen) and, while betting is closed, the round's own
+    cards (its odds are the ones it was bet at)."""
+    size = snapshot.decks * 52
+    rnd = snapshot.round
+    return {
+        "size": size,
+        "out": snapshot.cards_out,
+        "left": max(size - snapshot.cards_out, 0),
+        "unreadable": snapshot.unreadable,
+        "round": 0 if rnd is None else len(rnd["player"]) + len(rnd["banker"]),
+    }
+
+
 def analyzer_of(conn: HTTPConnection, paytable: Paytable) -> Analyzer:
     """One compiled analyzer per paytable (compiling takes a moment; analysing, not)."""
     from station.core.odds import Analyzer, seed_bets
@@ -68,7 +84,8 @@ async def get_odds(
     ),
 ) -> dict[str, Any]:
     """Each bet's house edge (fraction of 1) for the round being bet on, and the bets
-    open in it whose edge is negative; `odds` is null with no shoe in play."""
+    open in it whose edge is negative; `odds` is null with no shoe in play. `cards` says
+    what the odds' `cards_left` (the cards not seen) is made of."""
     station = require_ready(request)
     require_read(request)
     snapshot = station.snapshot
@@ -95,6 +112,7 @@ async def get_odds(
     if found is None:
         answer["reason"] = "no shoe in play"
     else:
+        answer["cards"] = cards_counted(snapshot)
         from station.core.odds import CompositionError
 
         analyzer = await asyncio.to_thread(analyzer_of, request, table)

@@ -23,7 +23,7 @@ async def get_state(request: Request) -> dict[str, Any]:
     """The table after the last committed row, and the reader's status."""
     station = require_ready(request)
     require_read(request)
-    return {**station.snapshot.to_dict(), "reader": station.reader_status()}
+    return station.published_state()
 
 
 @router.get("/api/journal", responses=refusals(*READ))

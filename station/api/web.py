@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse
 from station.api.auth import identify, station_of
 from station.api.refusals import refusals
 from station.core.events import EVENT_ROLES, VOCABULARY
-from station.core.table import EXPLANATIONS
+from station.core.table import DUE_WORDS, EXPLANATIONS
 from station.live.tokens import RANK
 
 router = APIRouter()
@@ -98,14 +98,20 @@ EVENT_WORDS = {
 }
 
 
+#: What the table waits for (`state.due`, `state.round.due`), in a supervisor's words.
+DUE_NAMES = {due: words for due, words in DUE_WORDS.items() if due is not None}
+
+
 @router.get("/api/explanations", responses=refusals(413))
 async def explanations() -> dict[str, Any]:
-    """The words for every error code, the role each event type needs, the roles in order
-    and the words of every event type: the page shows only what a role may do, by the
-    station's own rules, in the station's own words."""
+    """The words for every error code, the role each event type needs, the roles in order,
+    the words of every event type and of what the table can wait for (`due`: a card role
+    like `B2`, `burn`, ...): the page shows only what a role may do, by the station's own
+    rules, in the station's own words."""
     return {
         "errors": EXPLANATIONS,
         "event_roles": dict(EVENT_ROLES),
         "roles": sorted(RANK, key=RANK.__getitem__),
         "events": EVENT_WORDS,
+        "due": DUE_NAMES,
     }

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from station.commands.common import add_config_option
-from station.commands.options import EXIT_USAGE
+from station.commands.options import EXIT_USAGE, fraction
 
 
 def add_parser(sub: Any) -> None:
@@ -29,38 +29,72 @@ def add_parser(sub: Any) -> None:
         description="One photo per card of the table's deck, named by card "
         "code (AS.png, TD.png, ...).",
     )
-    cam.add_argument("--reference", required=True, metavar="DIR")
-    cam.add_argument("--out", required=True, metavar="MODEL", help="the model file (.npz)")
+    cam.add_argument(
+        "--reference",
+        required=True,
+        metavar="DIR",
+        help="a folder with one photo of each card of the deck, named by card code "
+        "(AS.png, TD.png, ...); required",
+    )
+    cam.add_argument(
+        "--out", required=True, metavar="MODEL", help="the model file to write (.npz); required"
+    )
     cam.add_argument(
         "--min-confidence",
-        type=float,
+        type=fraction,
         default=None,
-        help="the model's threshold (default: [reader.camera] min_confidence, else 0.5)",
+        metavar="0-1",
+        help="the model's threshold: below this match score (0 to 1) a card is unreadable "
+        "(default: [reader.camera] min_confidence, else 0.5)",
     )
     rep = jobs.add_parser("report", help="accuracy and confusion on labelled photos")
-    rep.add_argument("--model", default=None, help="default: [reader.camera] model")
+    rep.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="the rank-suit model file to measure (.npz) (default: [reader.camera] model)",
+    )
     rep.add_argument(
         "--labelled",
         required=True,
         metavar="DIR",
-        help="photos named by card code (AS.png, AS-2.png, ...)",
+        help="a folder of photos named by card code (AS.png, AS-2.png, ...); required",
     )
-    rep.add_argument("--min-confidence", type=float, default=None)
+    rep.add_argument(
+        "--min-confidence",
+        type=fraction,
+        default=None,
+        metavar="0-1",
+        help="measure with this threshold instead (a match score, 0 to 1) (default: "
+        "[reader.camera] min_confidence, else the model's own)",
+    )
     clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
     clip.add_argument(
         "--source",
         default=None,
-        help="a video file, image pattern, device (default: [reader.camera] source)",
+        metavar="SRC",
+        help="a video file, image pattern or device index (default: [reader.camera] source)",
     )
-    clip.add_argument("--roi", default=None, metavar="X,Y,W,H")
+    clip.add_argument(
+        "--roi",
+        default=None,
+        metavar="X,Y,W,H",
+        help="check this region of the frame, in pixels: left, top, width, height "
+        "(default: [reader.camera] roi, else the whole frame)",
+    )
     clip.add_argument(
         "--snapshot",
         default=None,
         metavar="PNG",
         help="save what the camera sees: the first card at rest, its outline, "
-        "the suggested ROI and the card straightened",
+        "the suggested ROI and the card straightened (default: no snapshot)",
     )
-    clip.add_argument("--model", default=None, help="also read the snapshot's card with it")
+    clip.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="a rank-suit model file (.npz) to also read the snapshot's card with (default: none)",
+    )
     for job in (cam, rep, clip):
         add_config_option(job)
     p.set_defaults(func=run)

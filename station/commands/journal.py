@@ -34,7 +34,11 @@ def add_parser(sub: Any) -> None:
         "source, actor). `station replay` accepts the file.",
     )
     e.add_argument(
-        "--after", type=int, default=0, metavar="SEQ", help="only rows after this journal seq"
+        "--after",
+        type=int,
+        default=0,
+        metavar="SEQ",
+        help="only rows after this journal seq (default 0: every row)",
     )
     e.add_argument(
         "-o",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from station.commands.common import add_config_option, load_config
@@ -39,7 +40,8 @@ def add_parser(sub: Any) -> None:
         "--remaining",
         metavar="FILE|-",
         help='JSON Lines of compositions {"AS": 7, "TD": 8, ...} (card -> '
-        "copies left; a missing card means 0); one answer per line",
+        "copies left; a missing card means 0); one answer per line; - is standard input "
+        "(default: none, a full shoe; see --decks)",
     )
     add_paytable_option(p)
     add_config_option(p)
@@ -47,18 +49,19 @@ def add_parser(sub: Any) -> None:
         "--json",
         action="store_true",
         help='one JSON object per shoe: {"outcomes": {...}, "bets": {NAME: '
-        '{"house_edge": x, "rtp": y}}} (fractions of 1)',
+        '{"house_edge": x, "rtp": y}}} (fractions of 1) (default: a table for people)',
     )
     p.set_defaults(func=run)
 
 
-def add_paytable_option(parser: argparse.ArgumentParser) -> None:
+def add_paytable_option(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """--paytable NAME|FILE; `note` says more about how this command uses it."""
     parser.add_argument(
         "--paytable",
         default=None,
         metavar="NAME|FILE",
-        help="a shipped paytable (traditional, no_commission) or a TOML file (default: "
-        "[table] paytable of --config, else traditional)",
+        help=f"a shipped paytable (traditional, no_commission) or a TOML file{note} "
+        "(default: [table] paytable of --config, else traditional)",
     )
 
 
@@ -143,19 +146,29 @@ def answer_each(
 
 
 def render(analyzer: Analyzer, analysis: Analysis, shoe: str, paytable: str) -> str:
-    """The analysis as a table for people: percentages, favourable bets marked."""
-    lines = [
-        f"Shoe: {shoe}, {analysis.cards} cards; paytable {paytable}",
-        "",
-        f"{'outcome':<10}{'probability':>12}",
-    ]
-    lines += [f"{name:<10}{p:>12.6f}" for name, p in analysis.outcomes.items()]
-    lines += ["", f"{'bet':<22}{'rounds':>7}{'house edge':>12}{'RTP':>10}  pays"]
+    """The analysis as a table for people: percentages, favourable bets marked. Column
+    widths come from the values, so a long bet name or a wide figure never runs into the
+    next column."""
+    outcomes = [(name, f"{p:.6f}") for name, p in analysis.outcomes.items()]
+    bets = []
     for name, edge in analysis.house_edge.items():
         spec = analyzer.bets[name]
         rounds = "all" if spec.rounds is None else f"1-{spec.rounds}"
         mark = "  * player-favourable" if edge < 0 else ""
-        lines.append(
-            f"{name:<22}{rounds:>7}{edge:>12.4%}{1 - edge:>10.4%}  {spec.describe()}{mark}"
-        )
+        bets.append((name, rounds, f"{edge:.4%}", f"{1 - edge:.4%}", spec.describe() + mark))
+    lines = [f"Shoe: {shoe}, {analysis.cards} cards; paytable {paytable}", ""]
+    lines += columns(("outcome", "probability"), outcomes, "<>")
+    lines.append("")
+    lines += columns(("bet", "rounds", "house edge", "RTP", "pays"), bets, "<>>><")
     return "\n".join(lines) + "\n"
+
+
+def columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str) -> list[str]:
+    """`header` and `rows` as lines of columns two spaces apart, each as wide as its
+    widest cell, aligned by `align` ('<' left, '>' right, one a column)."""
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return [
+        "  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths, strict=True)).rstrip()
+        for row in table
+    ]

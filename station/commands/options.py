@@ -21,6 +21,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (a confidence threshold)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
+
+
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """--config, --decks, --ungated, --cut-policy: how the table is set up.
 
@@ -33,23 +44,30 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         default=None,
         help="take the [table] settings (decks, gated, cut_policy, paytable) from the "
-        "station's TOML config",
+        "station's TOML config (default: none, the defaults below)",
     )
     parser.add_argument(
-        "--decks", type=positive_int, default=None, help="52-card decks in the shoe (default 8)"
+        "--decks",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="52-card decks in the shoe (default: [table] decks of --config, else 8)",
     )
     parser.add_argument(
         "--ungated",
         action="store_const",
         const=True,
         default=None,
-        help="cards may be dealt without close_bets (gating off)",
+        help="cards may be dealt without close_bets (gating off) (default: [table] gated "
+        "of --config, else gated)",
     )
     parser.add_argument(
         "--cut-policy",
         choices=CUT_POLICIES,
         default=None,
-        help="what the cut card does mid-round (default one_more)",
+        help="when the cut card comes out mid-round: one_more (one more round after it) "
+        "or last_round (that round is the last) (default: [table] cut_policy of --config, "
+        "else one_more)",
     )
 
 

@@ -3,6 +3,8 @@
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
 and `advantage`, the bets open in that round whose edge is negative (`station.core.odds`).
+A `--paytable` without `--odds` changes nothing but is still checked: a bad one is a
+usage error (exit 2), as every bad option value is, rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -38,15 +40,15 @@ def add_parser(sub: Any) -> None:
         "--odds",
         action="store_true",
         help="after each completed or voided round, add the house edge of every bet for "
-        "the next round and the player-favourable ones",
+        "the next round and the player-favourable ones (default: off)",
     )
-    add_paytable_option(p)
+    add_paytable_option(p, "; the bets of --odds (without --odds it is only checked)")
     p.add_argument(
         "file",
         nargs="?",
         default="-",
         metavar="FILE|-",
-        help="events as JSON Lines (default: standard input)",
+        help="events as JSON Lines, one per line; - is standard input (default -)",
     )
     p.set_defaults(func=run)
 
@@ -54,21 +56,24 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from station.live.replay import replay
 
+    given = args.paytable is not None  # without --odds: checked, then unused
     if not resolve_table_options(args, "replay"):
         return EXIT_USAGE
     table = table_from_args(args)
     extension = None
-    if args.odds:
-        from station.core.odds import Analyzer, seed_bets
+    if args.odds or given:
         from station.core.paytables import PaytableError
         from station.core.paytables import load as load_paytable
 
         try:  # --paytable, else the [table] paytable of --config (`resolve_table_options`)
             paytable = load_paytable(args.paytable)
         except PaytableError as exc:
-            print(f"station replay: {exc}", file=sys.stderr)
+            print(f"station replay: --paytable: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        extension = live_edge_extension(Analyzer(seed_bets(paytable)))
+        if args.odds:
+            from station.core.odds import Analyzer, seed_bets
+
+            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
     if args.file == "-":
         source = sys.stdin.buffer
     else:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from station.commands.common import add_config_option
-from station.commands.options import EXIT_USAGE
+from station.commands.options import EXIT_USAGE, fraction
 
 if TYPE_CHECKING:
     from drivers.config import CameraSettings
@@ -33,20 +33,47 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--source",
         default=None,
+        metavar="SRC",
         help="device index (0), video file, image pattern or stream URL "
         "(default: [reader.camera] source)",
     )
-    p.add_argument("--model", help="a rank-suit model (station calibrate camera)")
+    p.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="a rank-suit model file (.npz, made by `station calibrate camera`) "
+        "(default: [reader.camera] model)",
+    )
     p.add_argument(
         "--barcode",
         metavar="CODEC",
         default=None,
         help="read printed barcodes instead, decoded by this codec "
-        "(text, suit-rank-4, index52, table:FILE)",
+        "(text, suit-rank-4, index52, table:FILE) (default: [reader.camera] recogniser "
+        "and [reader] codec)",
     )
-    p.add_argument("--roi", default=None, metavar="X,Y,W,H")
-    p.add_argument("--level", type=int, default=None, help="card-stock level (0-255)")
-    p.add_argument("--min-confidence", type=float, default=None)
+    p.add_argument(
+        "--roi",
+        default=None,
+        metavar="X,Y,W,H",
+        help="the region of the frame to watch, in pixels: left, top, width, height "
+        "(default: [reader.camera] roi, else the whole frame)",
+    )
+    p.add_argument(
+        "--level",
+        type=int,
+        default=None,
+        metavar="0-255",
+        help="darkest-channel level of card stock, 0-255 (default: [reader.camera] level, "
+        "else 110)",
+    )
+    p.add_argument(
+        "--min-confidence",
+        type=fraction,
+        default=None,
+        metavar="0-1",
+        help="below this match score (0 to 1) a card is reported unreadable (null) "
+        "(default: [reader.camera] min_confidence, else the model's own threshold)",
+    )
     p.set_defaults(func=run)
 
 

@@ -24,6 +24,43 @@ from station.commands.options import (
 )
 
 EXIT_FAILED = 1
+#: The [reader] keys sim-shoe takes as flags: key, metavar, help. A flag wins over the
+#: key of --config's [reader], which wins over the serial driver's default.
+READER_FLAGS = (
+    (
+        "framing",
+        "line|stx-etx",
+        'how payloads are cut: "line" (one per line) or "stx-etx" '
+        "(STX payload ETX frames) (default: [reader] framing, else line)",
+    ),
+    (
+        "codec",
+        "CODEC",
+        "how cards are written: text, suit-rank-4, index52 or table:FILE "
+        "(default: [reader] codec, else text)",
+    ),
+    (
+        "prefix",
+        "BYTES",
+        'bytes before each payload: text with \\xNN escapes, or "hex:02" '
+        "(default: [reader] prefix, else none)",
+    ),
+    (
+        "suffix",
+        "BYTES",
+        "bytes after each payload, as --prefix (default: [reader] suffix, else none)",
+    ),
+    (
+        "no_read",
+        "TEXT",
+        "what the shoe sends for a card it could not read (default: [reader] no_read, else NR)",
+    ),
+    (
+        "cut_card",
+        "TEXT",
+        "what the shoe sends for the cut card (default: [reader] cut_card, else CUT)",
+    ),
+)
 
 
 def _seconds(text: str) -> float:
@@ -50,51 +87,61 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="PATH",
         help="make PATH a symlink to the pty (point [reader] url at it); needed "
-        "for the disconnect fault, which unplugs and replugs the pty",
+        "for the disconnect fault, which unplugs and replugs the pty (default: none, "
+        "the pty's own name is printed)",
     )
     p.add_argument(
         "--pace",
         type=_seconds,
         default=1.0,
         metavar="SECONDS",
-        help="time between cards and other events (default 1)",
+        help="seconds between cards and other events (default 1.0)",
     )
     p.add_argument(
         "--unplug-for",
         type=_seconds,
         default=1.0,
         metavar="SECONDS",
-        help="how long a disconnect fault unplugs the reader (default 1)",
+        help="seconds a disconnect fault unplugs the reader for (default 1.0)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the shuffles and faults")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the shuffles and faults (default 0)"
+    )
     add_table_options(p)
-    p.add_argument("--shoes", type=positive_int, default=1, help="shoes to deal (default 1)")
+    p.add_argument(
+        "--shoes", type=positive_int, default=1, metavar="N", help="shoes to deal (default 1)"
+    )
     p.add_argument(
         "--rounds",
         type=positive_int,
         default=None,
-        help="at most N rounds per shoe; the supervisor then ends the shoe",
+        help="at most N rounds per shoe; the supervisor then ends the shoe "
+        "(default: deal to the cut card)",
     )
     p.add_argument(
         "--cut-depth",
         default=None,
         metavar="CARDS_OR_FRACTION",
-        help="cards behind the cut card, or a share of the shoe (default 16)",
+        help="cards behind the cut card (e.g. 16), or that fraction of the shoe (e.g. 0.25) "
+        "(default 16)",
     )
     p.add_argument(
         "--faults",
         default=None,
         metavar="SPEC",
-        help="NAME=RATE[,...] or all=RATE: the faults of `station simulate`, plus "
-        "garbled (a card's frame corrupted on the line)",
+        help="NAME=RATE[,...] or all=RATE, rates in 0..1 per chance: the faults of "
+        "`station simulate`, plus garbled (a card's frame corrupted on the line) "
+        "(default: none)",
     )
     # --config (from add_table_options) also gives the [reader] table: how the shoe talks.
     reader = p.add_argument_group(
         "how the shoe's reader talks (default: the [reader] table "
         "of --config, else the station's defaults)"
     )
-    for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
-        reader.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None)
+    for key, metavar, words in READER_FLAGS:
+        reader.add_argument(
+            f"--{key.replace('_', '-')}", dest=key, default=None, metavar=metavar, help=words
+        )
     api = p.add_argument_group("the station's API, for dealer and supervisor events")
     api.add_argument(
         "--station",
@@ -102,7 +149,11 @@ def add_parser(sub: Any) -> None:
         metavar="URL",
         help="e.g. http://127.0.0.1:8000 (else those events are skipped)",
     )
-    api.add_argument("--token", default="", help="bearer token (supervisor or rig role)")
+    api.add_argument(
+        "--token",
+        default="",
+        help="bearer token for --station, of the supervisor or rig role (default: none)",
+    )
     p.set_defaults(func=run)
 
 

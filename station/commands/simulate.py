@@ -44,7 +44,9 @@ def add_parser(sub: Any) -> None:
         "--seed", type=int, default=0, help="seed of the shuffles and faults (default 0)"
     )
     add_table_options(p)
-    p.add_argument("--shoes", type=positive_int, default=1, help="shoes to deal (default 1)")
+    p.add_argument(
+        "--shoes", type=positive_int, default=1, metavar="N", help="shoes to deal (default 1)"
+    )
     p.add_argument(
         "--cut-depth",
         type=_cut_depth,
@@ -59,13 +61,15 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="faults to inject: NAME=RATE[,NAME=RATE...] or all=RATE, rates in 0..1 per "
         "chance; names: extra_third, missing_third, short_burn, over_burn, early_card "
-        "(these five gated only), unreadable, foreign, while_suspended, disconnect",
+        "(these five gated only), unreadable, foreign, while_suspended, disconnect "
+        "(default: none)",
     )
     p.add_argument(
         "--rounds",
         type=positive_int,
         default=None,
-        help="at most N rounds per shoe; the supervisor then ends the shoe (end_shoe)",
+        help="at most N rounds per shoe; the supervisor then ends the shoe (end_shoe) "
+        "(default: no limit, deal to the cut card)",
     )
     p.set_defaults(func=run)
 

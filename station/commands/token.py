@@ -20,10 +20,20 @@ def add_parser(sub: Any) -> None:
     )
     tsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = tsub.add_parser("add", help="make a token (printed once, never stored)")
-    a.add_argument("--role", required=True, choices=ROLES)
-    a.add_argument("--name", required=True, help="who holds it, e.g. game-server or alice")
+    a.add_argument(
+        "--role",
+        required=True,
+        choices=ROLES,
+        help="what the token may do, each role also what the ones before it may: "
+        f"{', '.join(ROLES)} (rig needs [api] allow_rig); required",
+    )
+    a.add_argument(
+        "--name", required=True, help="who holds it, e.g. game-server or alice; required, unique"
+    )
     r = tsub.add_parser("revoke", help="remove a token by name")
-    r.add_argument("name")
+    r.add_argument(
+        "name", metavar="NAME", help="the token's name (as `station token list` shows it)"
+    )
     ls = tsub.add_parser("list", help="list token names and roles (the file's and the config's)")
     for q in (a, r, ls):
         add_config_option(q)
@@ -44,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"station token: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.action == "list":
+        if not entries and not config.api.tokens:
+            print(
+                f"station token list: no tokens in {path} (add one with `station token add`)",
+                file=sys.stderr,
+            )
         for e in config.api.tokens:
             print(f"{e.name}\t{e.role}\t(config {config.source})")
         for e in entries:

@@ -17,10 +17,25 @@ No `from __future__ import annotations` here: Python 3.11's TypedDict only sees
 `NotRequired` in annotations that are not strings.
 """
 
+import functools
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, NotRequired, TypedDict, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+if TYPE_CHECKING:
+    import json
 
 # The `type` of each event.
 SHOE: Literal["shoe"] = "shoe"
@@ -235,6 +250,81 @@ DEMO_BOT_ROLES: frozenset[Role] = frozenset({"dealer", "supervisor"})
 DEMO_BOT_TYPES: frozenset[str] = READER_TYPES | {
     k.name for k in VOCABULARY.values() if k.role in DEMO_BOT_ROLES
 }
+
+
+# -- what is wrong with something that is not an event (the BAD_INPUT path only) -------
+# `station replay`'s `reason` and the API's 422 message say it in these words. The table
+# itself never asks (its hot path stays as it is): callers ask after a BAD_INPUT verdict.
+
+_EXAMPLE = '{"type": "close_bets"}'
+
+
+def bad_input_reason(event: object) -> str | None:
+    """Why `event` (a parsed JSON value) is not an event of the vocabulary, in words that
+    say what to send instead; None when it is one. Checks in the order a reader fixes
+    them: an object, its `type`, the type's required fields, then the fields' types."""
+    if not isinstance(event, dict):
+        return f"an event must be one JSON object, e.g. {_EXAMPLE}; got {_json_kind(event)}"
+    known = ", ".join(EVENT_TYPES)
+    if "type" not in event:
+        return f"'type' must be one of {known}; the event has no \"type\" key"
+    name = event["type"]
+    if not isinstance(name, str) or name not in VOCABULARY:
+        return f"'type' must be one of {known}; got {name!r}"
+    kind = VOCABULARY[name]
+    fields = _field_types(name)
+    for key in fields:
+        if key in kind.required and key not in event:
+            return f'a {name} event needs a "{key}" key ({kind.fields[key]})'
+    for key, annotation in fields.items():
+        if key in event and not _fits(event[key], annotation):
+            return f'the "{key}" of a {name} event must be {kind.fields[key]}; got {event[key]!r}'
+    return None
+
+
+def not_json_reason(error: "json.JSONDecodeError") -> str:
+    """Why a line (or body) is not JSON: NaN and Infinity named (Python writes them, JSON
+    has no such numbers), otherwise the parser's words with where it stopped."""
+    if error.doc[error.pos : error.pos + 8].startswith(("NaN", "Infinity")):
+        return (
+            f"not valid JSON: NaN and Infinity are not JSON numbers (column {error.colno}); "
+            "send null or a number"
+        )
+    return f"not valid JSON ({error.msg}: line {error.lineno} column {error.colno})"
+
+
+@functools.cache
+def _field_types(name: str) -> dict[str, Any]:
+    """`VOCABULARY[name].field_types()`, worked out the first time bad input needs it
+    (not at import: `station replay` starts without it)."""
+    return VOCABULARY[name].field_types()
+
+
+def _fits(value: object, annotation: Any) -> bool:
+    """Whether `value` has the (strict) type `annotation`: str, None, a Literal, a union."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return any(type(value) is type(a) and value == a for a in get_args(annotation))
+    if origin is Union or origin is types.UnionType:
+        return any(_fits(value, a) for a in get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    return type(value) is annotation
+
+
+def _json_kind(value: object) -> str:
+    """What a parsed JSON value is, in JSON's words (for a message)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
 
 
 # -- constructors: the vocabulary's fields first, then any extras, in that key order -----

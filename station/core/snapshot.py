@@ -9,7 +9,8 @@ commits, then publishes; nobody reads the journal back to learn the state.
 
 The snapshot is taken after every commit, so it is cheap: the shoe's results are a tuple
 shared with the previous snapshot until a round ends, and the heavy parts (`results`,
-`remaining`) stay out of `to_dict` (the state sent with every WebSocket batch).
+`remaining`, the previous shoe's results) stay out of `to_dict` (the state sent with
+every WebSocket batch).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from station.core.results import RoundResult
 from station.core.table import EXPLANATIONS, Table
 
 #: Published for `/api/history` and `/api/odds`, not in `/api/state` or the WebSocket.
-_NOT_IN_STATE = frozenset({"results", "remaining"})
+_NOT_IN_STATE = frozenset({"results", "remaining", "previous_results", "previous_voided"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,9 @@ class TableSnapshot:
     actions: tuple[str, ...]
     results: tuple[RoundResult, ...]
     remaining: Mapping[str, int]
+    #: The shoe before this one (`shoes_started - 1`): its rounds and voided rounds.
+    previous_results: tuple[RoundResult, ...]
+    previous_voided: tuple[int, ...]
 
     @property
     def suspended(self) -> bool:
@@ -69,6 +73,19 @@ class TableSnapshot:
 
 
 _STATE_FIELDS = tuple(f.name for f in fields(TableSnapshot) if f.name not in _NOT_IN_STATE)
+
+
+#: Characters of a card as the state shows it: a card code is 2 or 3, so what is longer
+#: is what an unreadable card's reader sent, shown cut (the journal keeps it whole).
+CARD_TEXT = 24
+
+
+def _card_text(card: object) -> str | None:
+    """A card as the state shows it: its code, or a short text of what was read."""
+    if card is None:
+        return None
+    text = card if isinstance(card, str) else repr(card)
+    return text if len(text) <= CARD_TEXT else text[: CARD_TEXT - 1] + "…"
 
 
 def take(
@@ -87,11 +104,10 @@ def take(
         suspension = {
             "code": susp.code,
             "explanation": EXPLANATIONS.get(susp.code, susp.code),
-            "card": susp.card if isinstance(susp.card, str | None) else repr(susp.card),
-            "later": [
-                {"code": c, "card": k if isinstance(k, str | None) else repr(k)}
-                for c, k in susp.later
-            ],
+            "card": _card_text(susp.card),
+            "later": [{"code": c, "card": _card_text(k)} for c, k in susp.later],
+            "later_counts": dict(susp.later_counts),
+            "later_total": susp.later_total,
             "since_seq": suspended_since,
         }
     results = table.results
@@ -110,6 +126,11 @@ def take(
         remaining = previous.remaining
     else:
         remaining = MappingProxyType(table.remaining())
+    if previous is not None and same_shoe:
+        previous_results, previous_voided = previous.previous_results, previous.previous_voided
+    else:
+        previous_results = tuple(table.previous_results)
+        previous_voided = tuple(table.previous_voided)
     last = results[-1] if results else None
     return TableSnapshot(
         seq=seq,
@@ -144,4 +165,6 @@ def take(
         actions=table.actions(),
         results=published_results,
         remaining=remaining,
+        previous_results=previous_results,
+        previous_voided=previous_voided,
     )

@@ -10,6 +10,7 @@ are plain dicts built inline and the event dispatch is a dict of bound methods.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypedDict
@@ -160,13 +161,30 @@ class Round:
     due: str | None = "P1"
 
 
+#: How many of the errors after the first a suspension keeps with their cards (the rest
+#: are only counted: a line that sends garbage while suspended must not grow the state).
+LATER_KEPT = 10
+
+
+def _later() -> deque[tuple[str, object]]:
+    return deque(maxlen=LATER_KEPT)
+
+
 @dataclass(slots=True)
 class Suspension:
-    """Why the table is suspended: the first error, and every error (and card) since."""
+    """Why the table is suspended: the first error, the last few errors (and cards) since,
+    and how many of each code came since (bounded whatever the line sends)."""
 
     code: str
     card: object = None
-    later: list[tuple[str, object]] = field(default_factory=list)
+    later: deque[tuple[str, object]] = field(default_factory=_later)
+    later_counts: dict[str, int] = field(default_factory=dict)
+    later_total: int = 0
+
+    def add_later(self, code: str, card: object) -> None:
+        self.later.append((code, card))
+        self.later_counts[code] = self.later_counts.get(code, 0) + 1
+        self.later_total += 1
 
 
 Rule = Callable[[Mapping[str, Any]], Verdict]
@@ -211,6 +229,10 @@ class Table:
         # leaves them alone, so the replay hot path pays nothing for them).
         self._began = False
         self._cleared = False
+        # The shoe before this one, kept when a shoe starts: the dashboard still shows its
+        # rounds and roads until the new shoe has a result (replay rebuilds it too).
+        self.previous_results: list[RoundResult] = []
+        self.previous_voided: list[int] = []
         self._reset_shoe()
         # The rule of each type of the vocabulary (`station.core.events`), with the keys
         # an event of that type must have.
@@ -329,6 +351,7 @@ class Table:
     def _shoe(self, event: Mapping[str, Any]) -> Verdict:
         if self.in_play:
             return _fail(SHOE_ACTIVE)
+        self.previous_results, self.previous_voided = self.results, self.voided
         self._reset_shoe()
         self.in_play = True
         self.shoes_started += 1
@@ -437,7 +460,7 @@ class Table:
             self.suspension = Suspension(code, card)
             self._began = True
         else:
-            self.suspension.later.append((code, card))
+            self.suspension.add_later(code, card)
         return _fail(code)
 
     def _cut(self, event: Mapping[str, Any]) -> Verdict:

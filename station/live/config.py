@@ -50,6 +50,7 @@ __all__ = [
     "ApiConfig",
     "ConfigError",
     "JournalConfig",
+    "LogConfig",
     "ReaderConfig",
     "SignalsConfig",
     "StationConfig",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
 #: The most decks a shoe holds (casinos deal 6 or 8).
 MAX_DECKS = 16
 #: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
@@ -257,6 +260,12 @@ class ApiConfig(Section):
         description="web origins (scheme://host[:port]) besides the station's own whose "
         "pages may open WS /api/live",
     )
+    metrics_bind: str = Field(
+        "",
+        description="empty: GET /metrics on the API, with a token (viewer and up); "
+        "HOST:PORT (or PORT, on 127.0.0.1): Prometheus metrics on a listener of their "
+        "own, without a token",
+    )
 
     @property
     def host(self) -> str:
@@ -282,6 +291,21 @@ class ApiConfig(Section):
                     '"https://pit.example:8443" (http or https, no path)'
                 )
         return value
+
+    @field_validator("metrics_bind")
+    @classmethod
+    def _metrics_bind(cls, value: str) -> str:
+        if not value:
+            return value
+        return parse_bind(f"127.0.0.1:{value}" if value.isdigit() else value)
+
+    @property
+    def metrics_address(self) -> tuple[str, int] | None:
+        """(host, port) of the metrics listener, None for metrics on the API."""
+        if not self.metrics_bind:
+            return None
+        host, _, port = self.metrics_bind.rpartition(":")
+        return host.strip("[]"), int(port)
 
     @field_validator("token_file")
     @classmethod
@@ -466,6 +490,35 @@ class SignalsConfig(Section):
         return value
 
 
+class LogConfig(Section):
+    """`[log]`: how `station run` writes its log (stderr; journald under systemd)."""
+
+    format: str = Field(
+        "text",
+        description='"text" (lines for a person) or "json" (one JSON object a line, '
+        "for a log collector)",
+    )
+    level: str = Field(
+        "info",
+        description='the least level logged: "debug", "info", "warning" or "error" '
+        "(`station run --log-level` wins)",
+    )
+
+    @field_validator("format")
+    @classmethod
+    def _format(cls, value: str) -> str:
+        if value not in LOG_FORMATS:
+            raise ValueError(f"must be one of {', '.join(LOG_FORMATS)}, got {value!r}")
+        return value
+
+    @field_validator("level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        if value not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
+        return value
+
+
 class StationConfig(Section):
     """The whole file. `source` (not a key of the file) says where it came from."""
 
@@ -474,6 +527,7 @@ class StationConfig(Section):
     journal: JournalConfig = Field(default_factory=JournalConfig, description="[journal]")
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
+    log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")

@@ -19,6 +19,12 @@ Two kinds of rows:
   core's replay skips notices and `export` leaves them out, so an export is exactly the
   table's event stream, which `station replay` accepts line for line.
 
+When the journal cannot be written (disk full, read-only, an I/O error, the file deleted
+or replaced under the station: `check_file`), `append` raises `JournalUnavailable` with a
+message saying what to do; nothing of that commit is in the file, and the service waits
+it out (`probe`, `resync`, then it commits again). An event that cannot be stored as JSON
+at all is `Unstorable` (`event_text`), asked before the table decides it.
+
 The first row of every journal is the `journal created` notice with the table settings
 (id, decks, gated, cut_policy); the settings are hash-protected with the rest, and the
 service refuses to continue a journal under different settings.
@@ -26,8 +32,11 @@ service refuses to continue a journal under different settings.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import hashlib
+import logging
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -39,6 +48,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from station.core.table import Table
+
+log = logging.getLogger("station.live.journal")
 
 GENESIS = "0" * 64
 SCHEMA = """
@@ -66,10 +77,26 @@ COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_has
 VERDICT_KEYS = ("ok", "error", "role", "round", "result", "voided_round")
 CREATED = "journal created"
 _SEP = "\x1f"
+#: How every "cannot be written" message ends: what was refused was never answered ok.
+UNAVAILABLE_TAIL = (
+    "nothing answered was lost; events are refused meanwhile and the table is suspended"
+)
+#: The size of the write `Journal.probe` tries before the writer commits again.
+PROBE_BYTES = 64 * 1024
 
 
 class JournalError(Exception):
     """The journal cannot be opened or continued; the message says what to do."""
+
+
+class JournalUnavailable(Exception):
+    """The journal cannot be written now (disk full, read-only, an I/O error, the file
+    deleted under the station): nothing of the failed commit is in it, and writing may
+    work again later. The message says what to do."""
+
+
+class Unstorable(ValueError):
+    """A row that cannot be stored as JSON (the message says why): refused on its own."""
 
 
 def now_ts() -> str:
@@ -94,6 +121,15 @@ def row_hash(
 
 def _dumps(obj: object) -> str:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def event_text(event: Mapping[str, Any]) -> str:
+    """The event as the journal stores it, or `Unstorable` saying why it cannot be (the
+    writer asks before the table decides, so a row that cannot be stored changes nothing)."""
+    try:
+        return _dumps(dict(event))
+    except (TypeError, ValueError) as exc:  # orjson.JSONEncodeError is a TypeError
+        raise Unstorable(f"it cannot be stored as JSON: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +170,8 @@ class Pending:
     event: Mapping[str, Any]
     verdict: Mapping[str, Any] | None = None
     ts: str = field(default_factory=now_ts)
+    #: The event as stored (`event_text`), when the writer has already made it.
+    text: str | None = None
 
     @property
     def kind(self) -> str:
@@ -161,12 +199,15 @@ def table_settings(table_id: str, table: Table) -> dict[str, Any]:
 class Journal:
     """The journal file. Not thread-safe: the service uses it from one thread at a time."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
         self.path = Path(path)
         self.head_path = self.path.with_name(self.path.name + ".head")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            target = self.path if create else f"{self.path.resolve().as_uri()}?mode=rw"
+            self._db = sqlite3.connect(
+                target, isolation_level=None, check_same_thread=False, uri=not create
+            )
             self.migrated_from = self._adopt()  # first: a foreign file stays untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
@@ -181,6 +222,10 @@ class Journal:
         self.last_seq: int = last[0] if last else 0
         self.last_hash: str = last[1] if last else GENESIS
         self._head_fd: int | None = None
+        st = os.stat(self.path)
+        #: The file written to (device, inode): a journal deleted or replaced under the
+        #: station is noticed before the next commit (`check_file`).
+        self._identity = (st.st_dev, st.st_ino)
 
     def _adopt(self) -> int | None:
         """Make a new file a journal, or check that an existing one is a station journal of
@@ -254,33 +299,156 @@ class Journal:
             seq += 1
             event = dict(p.event)
             verdict = None if p.verdict is None else {k: p.verdict[k] for k in VERDICT_KEYS}
-            event_text = _dumps(event)
+            text = _dumps(event) if p.text is None else p.text
             verdict_text = None if verdict is None else _dumps(verdict)
-            h = row_hash(seq, p.ts, p.source, p.actor, p.kind, event_text, verdict_text, prev)
-            params.append((seq, p.ts, p.source, p.actor, p.kind, event_text, verdict_text, prev, h))
+            h = row_hash(seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev)
+            params.append((seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev, h))
             rows.append(Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h))
             prev = h
         if not params:
             return rows
+        self.check_file()
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed COMMIT may have rolled back already
-                db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:  # a failed COMMIT may have rolled back already
+                    db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
         self.last_seq, self.last_hash = seq, prev
         self._write_head(seq, prev)
         return rows
 
     def _write_head(self, seq: int, h: str) -> None:
         """The tail anchor: fixed-size, rewritten in place after each commit. It is written
-        after the commit, so it can lag the database (a crash in between) but never lead it."""
-        self._open_head()
-        assert self._head_fd is not None
-        os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
+        after the commit, so it can lag the database (a crash in between) but never lead it;
+        a failure to write it is only logged (the rows are committed: a lagging anchor is
+        what `verify` allows, and the next commit writes it again)."""
+        try:
+            self._open_head()
+            assert self._head_fd is not None
+            os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
+        except OSError as exc:
+            log.warning(
+                "the head anchor %s was not updated to row %d: %s", self.head_path, seq, exc
+            )
+
+    # -- when the disk fails -------------------------------------------------------------
+
+    def unwritable(self, exc: BaseException) -> str:
+        """What a failed write means for the operator: what to do, and that nothing
+        answered was lost (a failed commit leaves nothing half-written)."""
+        folder = self.path.resolve().parent
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        err = getattr(exc, "errno", None)
+        if primary == 13 or err in (errno.ENOSPC, errno.EDQUOT):  # SQLITE_FULL
+            what = f"disk full; free space on {folder}"
+        elif primary == 8 or err == errno.EROFS:  # SQLITE_READONLY
+            what = f"the disk is read-only ({exc}); make {folder} writable again"
+        else:
+            what = f"{exc}; check the disk holding {folder}"
+        return f"the journal cannot be written: {what} — {UNAVAILABLE_TAIL}"
+
+    def check_file(self) -> None:
+        """`JournalUnavailable` if the journal's file was deleted or replaced under the
+        station: SQLite would go on writing to the deleted file, lost at the next start."""
+        try:
+            st = os.stat(self.path)
+            present = (st.st_dev, st.st_ino) == self._identity
+        except OSError:
+            present = False
+        if present:
+            return
+        with contextlib.suppress(sqlite3.Error):  # the WAL's rows into the deleted file,
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # so a copy of it is whole
+        held = _held_open(self.path)
+        how = f" (this station still holds it open: `cp {held} {self.path}` restores it)"
+        raise JournalUnavailable(
+            f"the journal file {self.path} was deleted or replaced while the station was "
+            f"running; restore it{how if held else ' from a backup'} and the station "
+            f"continues by itself; it never starts a new journal on its own — "
+            f"{UNAVAILABLE_TAIL}"
+        )
+
+    def probe(self) -> None:
+        """`JournalUnavailable` unless the journal's folder takes a small synced write and
+        the journal file is the one this station writes (a restored copy of it is taken
+        back). Cheap: the writer calls it before it tries to commit again."""
+        self.check_file_or_reopen()
+        probe = self.path.with_name(self.path.name + ".probe")
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, bytes(PROBE_BYTES))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
+
+    def check_file_or_reopen(self) -> None:
+        """`check_file`, but if a file is back at the journal's path (the operator restored
+        it) and it ends with exactly the row this station committed last, continue on it.
+        It is first read as an immutable file (no lock, no WAL: the station's own WAL and
+        shared memory still belong to the deleted file), and only then opened to write."""
+        try:
+            self.check_file()
+            return
+        except JournalUnavailable:
+            if not self.path.is_file() or self.path.stat().st_size == 0:
+                raise
+        last = _last_row(self.path)
+        if last != (self.last_seq, self.last_hash):
+            ends = "cannot be read" if last is None else f"ends at row {last[0]}"
+            raise JournalUnavailable(
+                f"the file now at {self.path} is not this station's journal as it was (it "
+                f"{ends}; this station committed up to row {self.last_seq}); restore the "
+                f"station's own journal there — {UNAVAILABLE_TAIL}"
+            )
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if self._head_fd is not None:
+            os.close(self._head_fd)  # releases the writer's lock on the old anchor: take it anew
+            self._head_fd = None
+        try:
+            restored = Journal(self.path, create=False)
+            self._db, self._identity = restored._db, restored._identity
+            self._open_head()
+            assert self._head_fd is not None
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (JournalError, OSError) as exc:
+            raise JournalUnavailable(
+                f"the restored journal {self.path} cannot be opened to write ({exc}) — "
+                f"{UNAVAILABLE_TAIL}"
+            ) from None
+        self._write_head(self.last_seq, self.last_hash)
+        log.warning("the journal %s was restored; continuing on it", self.path)
+
+    def resync(self) -> None:
+        """Read the last committed row back from the file (after a failed commit, whose
+        outcome SQLite reports but an I/O error may blur). Fewer or other rows than this
+        station committed cannot be waited out: `JournalError` (the station stops)."""
+        try:
+            last = self._db.execute(
+                "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
+        seq, h = (last[0], last[1]) if last else (0, GENESIS)
+        if seq < self.last_seq or (seq == self.last_seq and h != self.last_hash):
+            raise JournalError(
+                f"{self.path}: the journal ends at row {seq}, but this station committed up "
+                f"to row {self.last_seq} (hash {self.last_hash[:12]}…); rows were removed or "
+                "changed: run `station journal verify` and restore it from a backup"
+            )
+        self.last_seq, self.last_hash = seq, h
 
     def _open_head(self) -> None:
         if self._head_fd is None:
@@ -477,6 +645,38 @@ class Journal:
             report.events = self.replay_into(table).events
         except JournalError as exc:
             report.problems.append(str(exc))
+
+
+def _last_row(path: Path) -> tuple[int, str] | None:
+    """The last row's (seq, hash) of the journal file at `path`, read as an immutable file
+    (no locks, no WAL), or None if it cannot be read."""
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+        try:
+            last = db.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return (last[0], last[1]) if last else (0, GENESIS)
+
+
+def _held_open(path: Path) -> str | None:
+    """The `/proc/self/fd` link through which this process still holds the deleted file
+    `path` (so the operator can copy it back), or None."""
+    gone = f"{path.resolve()} (deleted)"
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            link = f"/proc/{os.getpid()}/fd/{fd}"
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}") == gone:
+                    return link
+            except OSError:
+                continue
+    except OSError:
+        return None
+    return None
 
 
 def _row(r: tuple[Any, ...]) -> Row:

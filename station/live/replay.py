@@ -3,6 +3,9 @@
 Input is read with `os.read`, so a pipe is answered as soon as a line arrives (a rig can
 talk to it interactively) while a file is processed in 256 KiB chunks (fast). Output
 is written once per chunk.
+
+A BAD_INPUT row also has `reason`, saying in words what is wrong with the line; it is
+worked out only for such rows, so valid events pay nothing for it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.core.table import Table
+from station.core.events import bad_input_reason, not_json_reason
+from station.core.table import BAD_INPUT, EXPLANATIONS, Table
 
 CHUNK = 256 * 1024
 
@@ -31,6 +35,7 @@ def verdict_lines(
     """
     loads, dumps, decode_error = orjson.loads, orjson.dumps, orjson.JSONDecodeError
     apply = table.apply
+    bad = BAD_INPUT
     pending = b""
     seq = 0
     for chunk in _ending_with_newline(chunks):
@@ -41,12 +46,19 @@ def verdict_lines(
             seq += 1
             try:
                 event = loads(line)
-            except decode_error:
+            except decode_error as exc:
                 if not line.strip():
                     continue  # a blank line: skipped, but it keeps its line number
-                event = None  # not JSON: the table answers BAD_INPUT
-            row: dict[str, Any] = apply(event)  # type: ignore[assignment]
-            row["seq"] = seq
+                row: dict[str, Any] = table.apply(None)  # type: ignore[assignment]
+                row["seq"] = seq
+                row["reason"] = not_json_reason(exc)
+                event = None
+            else:
+                row = apply(event)  # type: ignore[assignment]
+                row["seq"] = seq
+                # The one extra step for a valid event: the table's verdicts carry the constant.
+                if row["error"] is bad:
+                    row["reason"] = bad_input_reason(event) or EXPLANATIONS[bad]
             if extension is not None:
                 extension(table, event, row)
             out.append(dumps(row))

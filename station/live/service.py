@@ -5,8 +5,8 @@ and from the service itself (`restart` at start, `fault` when the reader crashes
 all go on one queue. A single task, the writer, takes them off in order, asks the core
 (`Table.apply`), commits the events and verdicts to the journal, and only then
 publishes: the API's answer (a future), the WebSocket broadcast, the new snapshot, the
-webhooks and the shoe's card stop. Nothing else changes table state, so there are no
-locks and the journal order is the truth.
+webhooks and the shoe's card stop; last, the log lines and metrics (`Observer`). Nothing
+else changes table state, so there are no locks and the journal order is the truth.
 
 The writer takes every event already waiting and commits them in one transaction
 (group commit), so a burst costs one fsync. The commit runs on the event loop itself:
@@ -22,7 +22,8 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import orjson
@@ -30,10 +31,21 @@ import orjson
 from drivers.base import CardReader, TableViewSink
 from drivers.config import parse_bytes
 from drivers.sim.bot import SimReader
+from station.core.bounds import clip
 from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
 from station.live.config import StationConfig
-from station.live.journal import Journal, Pending, Row, notice
+from station.live.journal import (
+    Journal,
+    JournalUnavailable,
+    Pending,
+    Row,
+    Unstorable,
+    event_text,
+    notice,
+    now_ts,
+)
+from station.live.observe import Observer, StationCollector
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
@@ -44,10 +56,30 @@ SUBSCRIBER_BACKLOG = 10_000
 SUBSCRIBER_BACKLOG_BYTES = 16 * 1024 * 1024
 TOO_FAR_BEHIND = "too far behind: reconnect with ?after=SEQ"
 READER_RESTART_DELAY = 2.0
+#: While the journal cannot be written, the writer tries again after this many seconds,
+#: doubling up to `RETRY_MAX`.
+RETRY_FIRST = 0.25
+RETRY_MAX = 5.0
 
 
 class NotReady(Exception):
-    """The service is starting, stopping or failed: the API answers 503."""
+    """The service is starting, stopping, failed, or its journal cannot be written now:
+    the API answers 503."""
+
+
+class Refused(Exception):
+    """This one event cannot be journaled (it cannot be stored as JSON): the API answers
+    422. The refusal is journaled as a notice; the rest of its batch commits."""
+
+
+@dataclass(slots=True)
+class _Outage:
+    """A time the journal could not be written: since when, why, and what was refused,
+    journaled as a notice when writing works again."""
+
+    since: str
+    reason: str
+    refused: dict[str, int] = field(default_factory=dict)  # by source
 
 
 @dataclass(slots=True)
@@ -55,6 +87,7 @@ class _Item:
     pending: Pending
     future: asyncio.Future[Row] | None = None
     bridged: bool = False  # sent by the reader thread (counted for `ReaderBridge.settled`)
+    queued: float = field(default_factory=perf_counter)  # for the verdict latency metric
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +214,12 @@ class ReaderBridge(TableViewSink):
 
     def event(self, event: dict[str, Any]) -> None:
         self.posted += 1
-        self._call(self._station.reader_event, self._name, dict(event))
+        # Cut to the bounds every event keeps (a huge or odd `raw` must not cost the card).
+        self._call(self._station.reader_event, self._name, clip(event))
 
     def notice(self, message: str, /, **details: Any) -> None:
         self.posted += 1
-        item = _Item(notice("reader", self._name, message, **details), bridged=True)
+        item = _Item(notice("reader", self._name, message, **clip(details)), bridged=True)
         self._call(self._station.put, item)
 
     def view(self) -> TableSnapshot:
@@ -219,8 +253,15 @@ class Station:
         self.table = config.table.new_table()
         self.journal: Journal | None = None
         self.ready = False
-        self.fatal: str | None = None
+        self.fatal: str | None = None  # cannot go on (a foreign journal, a broken chain)
+        #: Why the journal cannot be written now (disk full, read-only, file deleted), or
+        #: None: events are refused meanwhile, and the writer recovers by itself.
+        self.unavailable: str | None = None
+        self._outage: _Outage | None = None
         self.on_fatal: Callable[[str], None] | None = None
+        #: Called on the loop with a line for systemd's status when the journal becomes
+        #: unavailable and when it is written again.
+        self.on_status: Callable[[str], object] | None = None
         self.on_ready: Callable[[], None] | None = None  # called on the loop once ready
         #: In subscription order (a dict: the first to subscribe is served first).
         self.subscribers: dict[Subscriber, None] = {}
@@ -231,10 +272,22 @@ class Station:
         #: the station stops or fails: what `ReaderBridge.settled` waits on.
         self.published = threading.Condition()
         self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
+        #: Log lines and metrics of committed rows (`station.live.observe`).
+        self.observer = Observer(
+            config.table.id,
+            StationCollector(
+                self.reader_status if reader is not None else None,
+                lambda: len(self.subscribers),
+                self.webhooks.failures,
+                config.journal.path,
+            ),
+        )
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         #: The writer's one hand-off per committed batch to the fan-out (None: stop).
-        self._broadcasts: asyncio.Queue[tuple[list[Row], TableSnapshot] | None] = asyncio.Queue()
+        self._broadcasts: asyncio.Queue[tuple[list[Row], TableSnapshot, dict[str, Any]] | None] = (
+            asyncio.Queue()
+        )
         self._fanout: asyncio.Task[None] | None = None
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
         self._stop_reader = threading.Event()
@@ -247,6 +300,7 @@ class Station:
         """Open and replay the journal, journal `restart`, start the reader: then ready."""
         self._loop = asyncio.get_running_loop()
         cfg = self.config
+        self.observer.serve(cfg.api.metrics_address)
         journal = await self._on_disk(Journal, cfg.journal.path)
         self.journal = journal
         await self._on_disk(journal.start, cfg.table.id, self.table)
@@ -267,9 +321,12 @@ class Station:
         # The restart row names the paytable in force from now on (the journal's record of
         # what the game server settled on; a new row here would renumber every later one).
         paytable = cfg.table.load_paytable().name
-        restart = await self.submit({"type": "restart", "paytable": paytable}, "station", "station")
-        log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
-        if self.table.suspension is not None and self.suspended_since != restart.seq:
+        restart = await self._journal_restart({"type": "restart", "paytable": paytable})
+        if (
+            restart is not None
+            and self.table.suspension is not None
+            and self.suspended_since != restart.seq
+        ):
             # Suspended before the restart: notices still queued then died with the old
             # process, so say it again (the game server treats ids as idempotent).
             self._signal("suspended", restart)
@@ -278,6 +335,19 @@ class Station:
         self.ready = True
         if self.on_ready is not None:
             self.on_ready()
+
+    async def _journal_restart(self, event: dict[str, Any]) -> Row | None:
+        """Journal `restart`; None if the journal cannot be written already (the station
+        still starts: the writer journals a `fault` once it can, which suspends the table
+        just the same)."""
+        try:
+            restart = await self.submit(event, "station", "station")
+        except NotReady:
+            if self.unavailable is None:
+                raise
+            return None
+        log.info("restart journaled as row %d: %s", restart.seq, restart.verdict)
+        return restart
 
     @property
     def closing(self) -> bool:
@@ -305,6 +375,7 @@ class Station:
         if self.journal is not None:
             await self._on_disk(self.journal.close)
         self._disk.shutdown(wait=True)
+        self.observer.close()
 
     async def _drain(self) -> None:
         """Let the writer commit what is queued (bounded: a failed writer does not hang)."""
@@ -322,6 +393,9 @@ class Station:
         """Decide, commit and publish one event; returns its committed row."""
         if self.fatal is not None:
             raise NotReady(self.fatal)
+        if self.unavailable is not None:
+            self._count_refused(source)
+            raise NotReady(self.unavailable)
         future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(_Item(Pending(source, actor, event, verdict=_DECIDE), future))
         return await future
@@ -363,6 +437,14 @@ class Station:
                 "detail": f"status failed: {exc}",
             }
 
+    def published_state(self) -> dict[str, Any]:
+        """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
+        reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
+        reader field is live after every commit, a reader notice included."""
+        state = self.snapshot.to_dict()  # a fresh dict each time: ours to add to
+        state["reader"] = self.reader_status()
+        return state
+
     def subscribe(self) -> Subscriber:
         """A listener for every batch committed after the current snapshot (`sub.after`
         is its seq: the rows up to it are the listener's backfill, read from the journal).
@@ -383,10 +465,12 @@ class Station:
                 for sub in list(self.subscribers):
                     sub.close(1001, "the station is stopping", drop=False)
                 return
-            rows, snapshot = batch
+            rows, snapshot, reader = batch
             try:
                 parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
-                parts.append(orjson.dumps({"type": "state", "state": snapshot.to_dict()}))
+                state = snapshot.to_dict()  # a fresh dict: ours to add to
+                state["reader"] = reader
+                parts.append(orjson.dumps({"type": "state", "state": state}))
                 message = Broadcast.of(rows[-1].seq, parts)
             except Exception:  # a bug: no listener may miss these rows unknowingly
                 log.exception("rows %d-%d not broadcast", rows[0].seq, rows[-1].seq)
@@ -406,28 +490,131 @@ class Station:
     # -- the writer ----------------------------------------------------------------------
 
     async def _write_loop(self) -> None:
+        """Take batches off the queue and write them. A journal that cannot be written
+        (`JournalUnavailable`) is waited out; anything else stops the station."""
         queue = self._queue
         while True:
             items = [await queue.get()]
             while len(items) < MAX_BATCH and not queue.empty():
                 items.append(queue.get_nowait())
             try:
-                await self._write(items)
+                try:
+                    await self._write(items)
+                except JournalUnavailable as exc:
+                    self._journal_down(str(exc), items)
+                    await self._until_written()
             except Exception as exc:
-                self._fail(f"the journal commit failed: {exc}", items)
+                log.exception("the writer failed")
+                self._fail(f"the writer failed: {exc}", items)
                 return
+
+    def _journal_down(self, message: str, items: list[_Item]) -> None:
+        """The batch was not committed: refuse it (503, never answered ok), say so."""
+        if self.unavailable != message:
+            log.error("%s", message)
+            if self.on_status is not None:
+                self.on_status(f"table {self.config.table.id}: NOT READY: {message}")
+        self.unavailable = message
+        if self._outage is None:
+            self._outage = _Outage(now_ts(), message)
+        self._refuse(items, message)
+
+    def _count_refused(self, source: str) -> None:
+        if self._outage is not None:
+            self._outage.refused[source] = self._outage.refused.get(source, 0) + 1
+
+    def _refuse(self, items: list[_Item], message: str) -> None:
+        bridged = 0
+        for item in items:
+            self._count_refused(item.pending.source)
+            bridged += item.bridged
+            if item.future is not None and not item.future.done():
+                item.future.set_exception(NotReady(message))
+        if bridged:  # the reader must not wait for rows that never come
+            with self.published:
+                self.reader_committed += bridged
+                self.published.notify_all()
+
+    async def _until_written(self) -> None:
+        """Refuse what comes while the journal cannot be written; try again with backoff
+        until it can, then journal what happened (a notice, then a `fault`, so a table in
+        play comes back suspended: cards may have come out unjournaled) and carry on."""
+        delay = RETRY_FIRST
+        while self.unavailable is not None:
+            await self._refuse_for(delay)
+            delay = min(delay * 2, RETRY_MAX)
+            try:
+                await self._recover()
+            except JournalUnavailable as exc:
+                self._journal_down(str(exc), [])
+
+    async def _refuse_for(self, seconds: float) -> None:
+        """Refuse what is queued, for `seconds` (polled: a refusal needs no hurry, and a
+        `Queue.get` cancelled by a timeout could lose an item, and so an answer)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while True:
+            while not self._queue.empty():
+                assert self.unavailable is not None
+                self._refuse([self._queue.get_nowait()], self.unavailable)
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            await asyncio.sleep(min(left, 0.05))
+
+    async def _recover(self) -> None:
+        """Commit again if the disk lets us: the table is rebuilt from the journal first
+        (the failed batch was decided but never committed)."""
+        journal, outage = self.journal, self._outage
+        assert journal is not None and outage is not None
+        await self._on_disk(journal.probe)
+        await self._on_disk(journal.resync)
+        table = self.config.table.new_table()
+        replayed = await self._on_disk(journal.replay_into, table)
+        self.table, self.suspended_since = table, replayed.suspended_since
+        until = now_ts()
+        gap = notice(
+            "station",
+            "station",
+            "the journal could not be written",
+            since=outage.since,
+            until=until,
+            reason=outage.reason,
+            refused=dict(outage.refused),
+        )
+        detail = (
+            f"the journal could not be written from {outage.since} to {until}; events "
+            "were refused meanwhile and cards may have come out unjournaled: check the shoe"
+        )
+        fault = Pending("station", "station", {"type": "fault", "detail": detail}, _DECIDE)
+        await self._write([_Item(gap), _Item(fault)])
+        log.warning(
+            "the journal is written again (row %d); the table is suspended", journal.last_seq
+        )
+        self.unavailable = self._outage = None
+        if self.on_status is not None:
+            self.on_status(
+                f"table {self.config.table.id}: ready, journal written again at row "
+                f"{journal.last_seq} (a supervisor checks the shoe)"
+            )
 
     async def _write(self, items: list[_Item]) -> None:
         table = self.table
         pendings: list[Pending] = []
         changes: list[tuple[int, str]] = []  # (index in batch, "suspended" | "resumed")
         signals: list[tuple[int, str, dict[str, Any]]] = []  # (index, type, fields)
+        refusals: list[tuple[asyncio.Future[Row], str]] = []
         for i, item in enumerate(items):
             p = item.pending
+            try:  # stored text first: a row that cannot be stored changes nothing
+                text = event_text(p.event)
+            except Unstorable as exc:
+                item, p, text = self._unstorable(item, str(exc), refusals)
+                items = [*items[:i], item, *items[i + 1 :]]
             if p.verdict is _DECIDE:
                 was_in_play = table.in_play
                 verdict, cleared, began = table.decide(p.event)
-                p = Pending(p.source, p.actor, p.event, verdict, p.ts)
+                p = Pending(p.source, p.actor, p.event, verdict, p.ts, text)
                 if cleared:
                     changes.append((i, "resumed"))
                 if began:
@@ -437,9 +624,15 @@ class Station:
                     table, p.event, verdict, was_in_play, cleared, began
                 ):
                     signals.append((i, what, fields))
+            else:
+                p = Pending(p.source, p.actor, p.event, p.verdict, p.ts, text)
             pendings.append(p)
         assert self.journal is not None
         rows = self.journal.append(pendings)  # durable when it returns (WAL, synchronous FULL)
+        for future, message in refusals:  # the refusal is journaled: now say so
+            if not future.done():
+                future.set_exception(Refused(message))
+        done = perf_counter()
         # Committed: now publish, in journal order.
         suspended_at = {i for i, what in changes if what == "suspended"}
         resumed_at = {i for i, what in changes if what == "resumed"}
@@ -461,13 +654,38 @@ class Station:
             self.reader_committed += bridged
             self.published.notify_all()
         # The WebSocket broadcast: one hand-off (with the snapshot just published, so a
-        # listener subscribing now gets exactly the batches after its snapshot).
-        self._broadcasts.put_nowait((rows, snapshot))
+        # listener subscribing now gets exactly the batches after its snapshot, and the
+        # reader's status read now).
+        self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
+        self.observer.committed(items, rows, changes, done)  # log lines and metrics
+
+    def _unstorable(
+        self, item: _Item, reason: str, refusals: list[tuple[asyncio.Future[Row], str]]
+    ) -> tuple[_Item, Pending, str]:
+        """An event that cannot be stored: it is not applied; a notice saying so takes its
+        place in the batch, and its sender is told once that notice is committed."""
+        p = item.pending
+        kind = p.event.get("type")
+        gist = clip({"type": kind if isinstance(kind, str) else repr(kind)})["type"]
+        what = "notice" if p.verdict is None else f"{gist!r} event"
+        row = notice(p.source, p.actor, f"a {what} was refused: {reason}", event_type=gist)
+        if item.future is not None:
+            refusals.append(
+                (
+                    item.future,
+                    f"the event was refused and not applied: {reason}; send it "
+                    "with plain JSON values (strings, numbers within 64 bits, shallow objects)",
+                )
+            )
+        log.error("%s from %s/%s refused: %s", what, p.source, p.actor, reason)
+        return _Item(row, None, item.bridged, item.queued), row, event_text(row.event)
 
     def _fail(self, message: str, items: list[_Item]) -> None:
-        """The journal cannot take more: the table may be ahead of it, so stop serving."""
+        """Something that cannot recover (a bug in the writer, a journal that is not ours
+        or whose rows the rules no longer decide): the table may be ahead of the journal,
+        so stop serving. A journal that cannot be written now is `_journal_down`."""
         log.critical("%s; the station stops (restart it to replay the journal)", message)
         self.fatal = message
         self.ready = False
@@ -521,8 +739,7 @@ class Station:
         except Exception as exc:
             sent = False
             log.error("shoe command %r failed: %s", data, exc)
-        if not sent:
-            log.warning("shoe command %r not sent: the reader is not connected", data)
+        if not sent:  # journaled, then logged (a warning) by the observer
             loop = self._loop
             if loop is not None:
                 row = notice(

@@ -180,6 +180,8 @@ class WebhookSender:
         self._sending: dict[int, Delivery] = {}  # by id() of the queue: the one in flight
         self._client: httpx.AsyncClient | None = None
         self.delivered = 0
+        self.failed_attempts = 0  # POSTs that failed (each retried, or the last one)
+        self.given_up = 0  # events not delivered after every attempt
 
     def start(self) -> None:
         if not self._endpoints:
@@ -235,6 +237,10 @@ class WebhookSender:
             await self._client.aclose()
             self._client = None
 
+    def failures(self) -> tuple[int, int]:
+        """(failed attempts, events given up) so far: for the metrics."""
+        return self.failed_attempts, self.given_up
+
     def _headers(self, endpoint: Endpoint, delivery: Delivery) -> dict[str, str]:
         headers = {
             "Content-Type": "application/json",
@@ -276,6 +282,7 @@ class WebhookSender:
                     self.delivered += 1
                     return
                 error = f"HTTP {response.status_code}"
+            self.failed_attempts += 1
             log.warning(
                 "webhook %s: %s attempt %d of %d failed (%s)",
                 url,
@@ -284,6 +291,10 @@ class WebhookSender:
                 cfg.webhook_attempts,
                 error,
             )
+        self.given_up += 1
+        if self._give_up is not None:  # journaled, then logged as an error (the observer)
+            self._give_up(url, delivery.notice, error)
+            return
         log.error(
             "webhook %s: gave up on %s after %d attempts (%s)",
             url,
@@ -291,8 +302,6 @@ class WebhookSender:
             cfg.webhook_attempts,
             error,
         )
-        if self._give_up is not None:
-            self._give_up(url, delivery.notice, error)
 
 
 __all__ = [

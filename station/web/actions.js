@@ -26,6 +26,17 @@ function pickedCard() {
   return r && s ? r + s : null;
 }
 
+/** Where a card read by eye goes on `resume`: what the table waits for once the suspension
+ * is lifted (the burn, else the round's next card, as the state says), in the station's
+ * words (/api/explanations `due`): "as the banker second card (B2)". */
+export function slotWords(state, rules) {
+  if (!state?.in_play) return "";
+  const due = state.reveal_due ? "burn_reveal" : state.burns_due ? "burn" : state.round ? state.round.due : state.gated ? null : "P1";
+  if (!due) return "";
+  const words = rules?.due?.[due] || due;
+  return /^[PB]\d$/.test(due) ? ` as the ${words} (${due})` : ` as the ${words}`;
+}
+
 /** `onUnauthorized` is called when the station no longer knows the token. */
 export function mountActions(store, { onUnauthorized }) {
   const buttons = [...document.querySelectorAll("button.act")];
@@ -41,7 +52,9 @@ export function mountActions(store, { onUnauthorized }) {
       const card = pickedCard();
       if (!card) return;
       event.card = card;
-      question = `Resume with the card ${label(card)} (read by eye)? It is placed where a card is due.`;
+      const slot = slotWords(store.get().state, rules);
+      question = slot ? `Resume with ${label(card)}, read by eye,${slot}?`
+        : `Resume with ${label(card)} (read by eye)? No card is due now: the table will say so.`;
     }
     if (!(await confirmAction(question))) return;
     button.disabled = true;
@@ -49,7 +62,7 @@ export function mountActions(store, { onUnauthorized }) {
       const verdict = await post(event);
       const row = store.get().rows.at(verdict.seq); // the journal's row says who did it
       const line = actionLine(row ? { ...row, card: row.event.card, done: words.done }
-        : { seq: verdict.seq, verdict, card: event.card, done: words.done, actor: store.get().me.name }, rules.errors);
+        : { seq: verdict.seq, verdict, card: event.card, done: words.done, actor: store.get().me.name }, rules);
       say(store, line.text, line.bad);
       if (event.card) {
         $("pick-rank").value = "";
@@ -76,6 +89,8 @@ export function mountActions(store, { onUnauthorized }) {
       }
     }
     const supervisor = may(me, rules, "resume");
+    const slot = slotWords(state, rules);
+    $("picker-legend").textContent = `Card read by eye${slot ? `,${slot.replace(" as the ", " for the ")}` : ""}`;
     document.querySelector("fieldset.picker").hidden = !supervisor;
     $("supervisor-actions").hidden = !supervisor;
     document.querySelector("[data-viewer-note]").hidden = supervisor;

@@ -24,6 +24,7 @@ export function mountBanner(store) {
     $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}`;
     fill($("banner-later"), susp.later.map((l) =>
       h("li", { text: `then ${l.code}${l.card ? ` (${label(l.card)})` : ""}: ${errors[l.code] || ""}` })));
+    if (susp.later_total > susp.later.length) $("banner-later").append(h("li", { text: `and ${susp.later_total - susp.later.length} more (the journal has them all)` }));
   }
 
   store.subscribe(["state", "me", "rules"], render);

@@ -1,6 +1,6 @@
-// What comes from the station into the store: the live messages (hello, rows, states,
-// the connection's status), the journal's recent rows, and the reads fetched again when a
-// round ends or a shoe changes (history and roads, odds, the reader's status).
+// What comes from the station into the store: the live messages (hello, rows, states
+// with the reader's status in each, the connection's status), the journal's recent rows,
+// and the reads fetched again when a round ends or a shoe changes (history and roads, odds).
 
 import { api } from "./api.js";
 import { actionLine } from "./format.js";
@@ -13,6 +13,7 @@ export function createFeed(store) {
   let refreshKey = "";
   let refreshTimer = null;
   let fetchingSeq = null;
+  let oddsAsked = 0; // the latest odds request: an older answer that comes late is dropped
 
   function addRows(rows) {
     const { rows: book } = store.get();
@@ -43,12 +44,14 @@ export function createFeed(store) {
 
   /** The last dealer or supervisor action, with who did it (from its journal row). */
   function showAction(row, done) {
-    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, store.get().rules.errors);
+    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, store.get().rules);
     say(store, text, bad);
   }
 
+  /** The state, and the reader's status that comes with it (so the reader field is as live
+   * as the table: a fault, a port lost or back each publish a state). */
   function setState(state) {
-    store.set({ state });
+    store.set({ state, reader: state.reader || null });
     const seq = state.suspension?.since_seq;
     if (seq && !store.get().rows.at(seq) && fetchingSeq !== seq) fetchRow(seq);
   }
@@ -90,17 +93,7 @@ export function createFeed(store) {
     refreshTimer = setTimeout(() => {
       loadHistory();
       loadOdds();
-      loadReader();
     }, force ? 0 : 100);
-  }
-
-  async function loadReader() {
-    try {
-      const { reader } = await api("/api/state");
-      store.set({ reader });
-    } catch {
-      /* shown again at the next round */
-    }
   }
 
   async function loadHistory() {
@@ -111,11 +104,16 @@ export function createFeed(store) {
     }
   }
 
+  /** The odds take a moment (the first time, seconds): the panel says it is working them
+   * out, keeping the last answer on show meanwhile. */
   async function loadOdds() {
+    const asked = ++oddsAsked;
+    store.set({ odds: { ...store.get().odds, pending: true, error: null } });
     try {
-      store.set({ odds: { answer: await api("/api/odds") } });
+      const answer = await api("/api/odds");
+      if (asked === oddsAsked) store.set({ odds: { answer, pending: false, error: null } });
     } catch (err) {
-      store.set({ odds: { error: err.message } });
+      if (asked === oddsAsked) store.set({ odds: { ...store.get().odds, pending: false, error: err.message } });
     }
   }
 

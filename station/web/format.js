@@ -34,6 +34,37 @@ export function clock(ts) {
   return Number.isNaN(d.getTime()) ? ts : d.toLocaleTimeString([], { hour12: false });
 }
 
+/** A count and its noun, singular for one: "1 round", "2 rounds", "1 card". */
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The shoe's cards in words that add up: "112 out (2 unreadable), 304 left of 416". An
+ * unreadable card is out of the shoe like any other, only never identified. */
+export function cardsWords({ cards_out: out, unreadable, decks }) {
+  const size = decks * 52;
+  return `${out} out${unreadable ? ` (${unreadable} unreadable)` : ""}, ${Math.max(size - out, 0)} left of ${size}`;
+}
+
+/** Who acted, so that a supervisor can tell them apart: a token's name (source `api`)
+ * stands alone; anything else gets a badge: `station`, a card `reader`, or the `demo bot`
+ * (the demo's `sim` reader sending a dealer's or supervisor's event under a demo name,
+ * which a person's token may also be called). */
+export function actorOf({ source, actor, event }, rules) {
+  if (source === "api") return { name: actor, badge: null };
+  if (source === "reader") {
+    const readerSends = event?.type === "notice" || rules?.events?.[event?.type]?.reader;
+    return { name: actor, badge: readerSends ? "reader" : "demo bot" };
+  }
+  return { name: actor, badge: source };
+}
+
+/** `actorOf` as one line of text: "ana", "demo-supervisor (demo bot)". */
+export function actorText(row, rules) {
+  const { name, badge } = actorOf(row, rules);
+  return badge && badge !== name ? `${name} (${badge})` : name;
+}
+
 export function pct(x, digits = 2) {
   return `${(x * 100).toFixed(digits)} %`;
 }
@@ -85,9 +116,11 @@ export function verdictText(v, errors) {
 }
 
 /** A dealer's or supervisor's action with who did it: "12:01:02 void round by ana (row 7)",
- * and the refusal explained if the table refused it. */
-export function actionLine({ ts, done, card, actor, verdict, seq }, errors) {
+ * "… by demo-supervisor (demo bot) …", and the refusal explained if the table refused it. */
+export function actionLine({ ts, done, card, verdict, seq, ...who }, rules) {
+  const { errors } = rules;
   const refused = verdict && !verdict.ok ? ` → ${verdict.error}: ${explain(errors, verdict.error)}` : "";
   const when = ts ? `${clock(ts)} ` : "";
-  return { text: `${when}${done}${card ? ` ${label(card)}` : ""} by ${actor}${refused} (row ${seq})`, bad: Boolean(refused) };
+  const by = actorText({ source: "api", ...who }, rules);
+  return { text: `${when}${done}${card ? ` ${label(card)}` : ""} by ${by}${refused} (row ${seq})`, bad: Boolean(refused) };
 }

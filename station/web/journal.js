@@ -1,22 +1,32 @@
-// The journal: the newest rows first, filtered by errors or by who acted, and the export
-// download. Drawn at most once per frame, however many rows a burst brings.
+// The journal: the newest rows first, filtered by errors or by who acted (a token's name,
+// or the demo bot, a reader or the station with a badge: the demo bot's names are the demo
+// tokens' names too), and the export download. Drawn at most once per frame, however many
+// rows a burst brings.
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
-import { clock, describe, verdictText } from "./format.js";
+import { actorOf, actorText, clock, describe, verdictText } from "./format.js";
 import { say } from "./store.js";
 
 const JOURNAL_SHOW = 200; // rows drawn (newest first)
 
+/** Who acted: the name, and a badge unless it is a token's name ("demo bot", "reader"). */
+function actorCell(row, rules) {
+  const { name, badge } = actorOf(row, rules);
+  const tag = badge && badge !== name ? h("span", { class: `badge badge-${badge.replace(" ", "-")}`, text: badge }) : null;
+  return h("td", { class: "actor", "data-source": row.source }, name, tag && " ", tag);
+}
+
 export function mountJournal(store) {
-  const actors = new Set();
+  const actors = new Set(); // actorText of every row seen: the filter's choices
   let queued = false;
 
-  function noteActors(rows) {
+  function noteActors(rows, rules) {
     let fresh = false;
     for (const r of rows) {
-      if (!actors.has(r.actor)) {
-        actors.add(r.actor);
+      const who = actorText(r, rules);
+      if (!actors.has(who)) {
+        actors.add(who);
         fresh = true;
       }
     }
@@ -31,7 +41,7 @@ export function mountJournal(store) {
   function draw() {
     const { rows, rules } = store.get();
     const list = rows.list;
-    noteActors(list);
+    noteActors(list, rules);
     const errorsOnly = $("j-errors").checked;
     const actor = $("j-actor").value;
     const shown = [];
@@ -39,10 +49,10 @@ export function mountJournal(store) {
       const r = list[i];
       const bad = r.verdict && !r.verdict.ok;
       if (errorsOnly && !bad) continue;
-      if (actor && r.actor !== actor) continue;
+      if (actor && actorText(r, rules) !== actor) continue;
       shown.push(h("tr", { class: bad ? "bad" : r.event.type === "notice" ? "notice" : null, "data-seq": r.seq },
         h("td", { text: String(r.seq) }), h("td", { text: clock(r.ts) }),
-        h("td", { class: "actor", text: r.actor }), h("td", { text: describe(r.event) }),
+        actorCell(r, rules), h("td", { text: describe(r.event) }),
         h("td", { text: verdictText(r.verdict, rules.errors) })));
     }
     fill($("journal-body"), shown);

@@ -1,19 +1,40 @@
 // The odds of the next round from the cards left in the shoe: each bet's house edge and
-// return, and an alert when a bet favours the player.
+// return, and an alert when a bet favours the player. Says so while they are worked out
+// (the first answer takes seconds) and when they cannot be had.
 
 import { $, fill, h } from "./dom.js";
-import { pct, spaced } from "./format.js";
+import { pct, plural, spaced } from "./format.js";
+
+/** What the odds were worked out over, in words that add up with the shoe's cards:
+ * "over the 306 cards not seen: 304 left in the shoe + 2 unreadable (…)". */
+function unseenWords(o, cards) {
+  const n = plural(o.cards_left, "card");
+  if (!cards) return `over ${n} not seen`;
+  const parts = [[cards.left, "left in the shoe"], [cards.unreadable, "unreadable (out, never identified)"],
+                 [cards.round, "of this round (the odds it was bet at)"]];
+  const shown = parts.filter(([k]) => k);
+  if (parts.reduce((sum, [k]) => sum + k, 0) !== o.cards_left) return `over ${n} not seen`;
+  if (shown.length === 1 && shown[0] === parts[0]) return `over the ${n} left in the shoe`;
+  return `over the ${n} not seen: ${shown.map(([k, words]) => `${k} ${words}`).join(" + ")}`;
+}
 
 function render({ odds: read }) {
-  if (!read) return;
-  if (read.error) {
-    $("odds-note").textContent = read.error;
+  const status = $("odds-status");
+  status.classList.toggle("error", Boolean(read?.error));
+  if (!read || (read.pending && !read.answer)) {
+    status.textContent = "working out the odds…";
     return;
   }
+  if (read.error) {
+    status.textContent = `The odds could not be worked out: ${read.error}. They are asked for again when a round opens or ends.`;
+  } else {
+    status.textContent = read.pending ? "working out the odds…" : "";
+  }
   const { answer } = read;
+  if (!answer) return;
   const o = answer.odds;
-  $("odds-round").textContent = o ? `round ${o.next_round}${answer.betting_closed ? " (betting closed)" : ""} · ${o.cards_left} cards left` : "";
-  $("odds-note").textContent = o ? `${answer.paytable} paytable · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
+  $("odds-round").textContent = o ? `round ${o.next_round}${answer.betting_closed ? " (betting closed)" : ""}` : "";
+  $("odds-note").textContent = o ? `${answer.paytable} paytable, ${unseenWords(o, answer.cards)} · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
   const advantage = o ? o.advantage : [];
   const alert = $("odds-alert");
   alert.hidden = !advantage.length;
@@ -27,4 +48,5 @@ function render({ odds: read }) {
 
 export function mountOdds(store) {
   store.subscribe(["odds"], render);
+  render(store.get());
 }

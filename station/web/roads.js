@@ -1,10 +1,14 @@
 // The roads drawn as SVG from /api/history's `roads` (computed and tested in
 // station/core/roads.py: this file only draws the cells where they were placed).
-// Colour is never the only signal: beads carry B/P/T, the big road B/P, and each
-// derived-road mark has a different shape for red and blue and a title. The panel also
-// counts the wins and shows the last results beside the round.
+// Beads carry B/P/T and the big road B/P besides their colour. Each derived road has one
+// mark, whatever its colour, as at the table: big eye boy hollow circles, small road solid
+// dots, cockroach pig slashes, red or blue (each with its colour as a title). Each road is
+// scrolled to its newest cell. The panel also counts the wins and shows the last results
+// beside the round; until a new shoe has a result it shows the previous shoe's roads.
 
 import { $, fill, h, s } from "./dom.js";
+import { plural } from "./format.js";
+import { shownShoe } from "./history.js";
 
 const COLOURS = { banker: "#c62828", player: "#1565c0", tie: "#2e7d32", red: "#c62828", blue: "#1565c0" };
 const LETTER = { banker: "B", player: "P", tie: "T" };
@@ -25,16 +29,30 @@ function columns(cells, min) {
   return Math.max(min, ...cells.map((c) => c.x + 1)) + 1;
 }
 
-function show(id, svg) {
+/** Scroll a road so its newest cell is in view at the right, with the next column's room
+ * after it (not to the empty columns the grid keeps for what is to come). */
+function scrollToNewest(box) {
+  const size = Number(box.dataset.size);
+  const newest = Number(box.dataset.newest);
+  if (!size || Number.isNaN(newest) || !box.clientWidth) return;
+  const visible = Math.floor(box.clientWidth / size);
+  const right = Math.min(Number(box.dataset.rightmost), newest + Math.max(visible - 2, 0));
+  box.scrollLeft = Math.max(0, (right + 2) * size - box.clientWidth);
+}
+
+function show(id, svg, cells, size) {
   const box = document.getElementById(id);
   fill(box, [svg]);
-  box.scrollLeft = box.scrollWidth;  // the newest cells are on the right
+  box.dataset.size = String(size);
+  box.dataset.newest = cells.length ? String(cells[cells.length - 1].x) : "0";
+  box.dataset.rightmost = String(Math.max(0, ...cells.map((c) => c.x)));
+  scrollToNewest(box);
 }
 
 export function drawBeadPlate(id, roads) {
   const size = 24;
   const cells = roads.bead_plate;
-  const svg = grid(columns(cells, 10), roads.rows, size, `Bead plate, ${cells.length} rounds`);
+  const svg = grid(columns(cells, 10), roads.rows, size, `Bead plate, ${plural(cells.length, "round")}`);
   for (const b of cells) {
     const cx = b.x * size + size / 2;
     const cy = b.y * size + size / 2;
@@ -47,7 +65,7 @@ export function drawBeadPlate(id, roads) {
     if (b.player_pair) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 3, fill: COLOURS.player, class: "pair" }));
     svg.append(g);
   }
-  show(id, svg);
+  show(id, svg, cells, size);
 }
 
 function tieMark(cx, cy, r, count) {
@@ -60,13 +78,13 @@ function tieMark(cx, cy, r, count) {
 export function drawBigRoad(id, roads) {
   const size = 18;
   const cells = roads.big_road;
-  const svg = grid(columns(cells, 24), roads.rows, size, `Big road, ${roads.columns.length} columns`);
+  const svg = grid(columns(cells, 24), roads.rows, size, `Big road, ${plural(roads.columns.length, "column")}`);
   cells.forEach((c, i) => {
     const cx = c.x * size + size / 2;
     const cy = c.y * size + size / 2;
     const g = s("g", { class: `big ${c.winner}`, "data-round": c.round });
     const ties = c.ties + (i === 0 ? roads.leading_ties : 0);
-    g.append(s("title", {}, `Round ${c.round}: ${c.winner}${ties ? `, then ${ties} tie(s)` : ""}`));
+    g.append(s("title", {}, `Round ${c.round}: ${c.winner}${ties ? `, then ${plural(ties, "tie")}` : ""}`));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: "none", stroke: COLOURS[c.winner], "stroke-width": 2.5 }));
     g.append(s("text", { x: cx, y: cy + 3.5, "text-anchor": "middle", class: "big-letter", fill: COLOURS[c.winner] }, LETTER[c.winner]));
     if (ties) g.append(tieMark(cx, cy, size / 2 - 3, ties));
@@ -77,30 +95,31 @@ export function drawBigRoad(id, roads) {
   if (!cells.length && roads.leading_ties) {
     svg.append(tieMark(size / 2, size / 2, size / 2 - 3, roads.leading_ties));
   }
-  show(id, svg);
+  show(id, svg, cells, size);
 }
 
-// Red: solid; blue: the same shape hollow or dashed, so the two differ without colour.
+// One shape per road, the colour only changes the colour: a hollow circle, a solid dot,
+// a slash.
 const MARKS = {
   big_eye_boy: (cx, cy, r, colour) => s("circle", { cx, cy, r, fill: "none", stroke: COLOURS[colour],
-    "stroke-width": 2, "stroke-dasharray": colour === "blue" ? "2 2" : null }),
-  small_road: (cx, cy, r, colour) => s("circle", { cx, cy, r, fill: colour === "red" ? COLOURS.red : "none",
-    stroke: COLOURS[colour], "stroke-width": 1.5 }),
+    "stroke-width": 2, class: "mark-shape" }),
+  small_road: (cx, cy, r, colour) => s("circle", { cx, cy, r, fill: COLOURS[colour], stroke: COLOURS[colour],
+    "stroke-width": 1, class: "mark-shape" }),
   cockroach_pig: (cx, cy, r, colour) => s("line", { x1: cx - r, y1: cy + r, x2: cx + r, y2: cy - r,
-    stroke: COLOURS[colour], "stroke-width": 2.5, "stroke-dasharray": colour === "blue" ? "2 1.5" : null }),
+    stroke: COLOURS[colour], "stroke-width": 2.5, "stroke-linecap": "round", class: "mark-shape" }),
 };
 
 export function drawDerived(name, roads) {
   const size = 12;
   const cells = roads[name];
-  const svg = grid(columns(cells, 22), roads.rows, size, `${name.replaceAll("_", " ")}, ${cells.length} marks`);
+  const svg = grid(columns(cells, 22), roads.rows, size, `${name.replaceAll("_", " ")}, ${plural(cells.length, "mark")}`);
   for (const c of cells) {
     const g = s("g", { class: `mark ${c.colour}` });
     g.append(s("title", {}, c.colour));
     g.append(MARKS[name](c.x * size + size / 2, c.y * size + size / 2, size / 2 - 2.5, c.colour));
     svg.append(g);
   }
-  show(`road-${name}`, svg);
+  show(`road-${name}`, svg, cells, size);
 }
 
 export function drawAsk(id, roads) {
@@ -126,15 +145,24 @@ export function drawRoads(roads) {
 
 function render({ history }) {
   if (!history) return;
-  const { roads } = history;
+  const shown = shownShoe(history);
+  const { roads } = shown;
   const c = roads.counts;
-  $("road-counts").textContent = `B ${c.banker} · P ${c.player} · T ${c.tie} · pairs P ${c.player_pair} B ${c.banker_pair}`;
+  const counts = `B ${c.banker} · P ${c.player} · T ${c.tie} · pairs P ${c.player_pair} B ${c.banker_pair}`;
+  $("road-counts").textContent = shown.previous ? `previous shoe #${shown.shoe} (finished): ${counts}` : counts;
+  $("roads").classList.toggle("previous-shoe", shown.previous);
   drawRoads(roads);
-  const recent = roads.bead_plate.slice(-12).map((b) =>
+  const recent = history.roads.bead_plate.slice(-12).map((b) => // this shoe's only
     h("li", { class: `mini ${b.winner}`, title: `Round ${b.round}: ${b.winner}`, text: LETTER[b.winner] }));
   fill($("recent"), recent);
 }
 
 export function mountRoads(store) {
   store.subscribe(["history"], render);
+  // A road that changes width (a phone turned, the window resized) keeps its newest cell
+  // in view.
+  const resized = new ResizeObserver((entries) => {
+    for (const entry of entries) scrollToNewest(entry.target);
+  });
+  for (const box of document.querySelectorAll(".road")) resized.observe(box);
 }

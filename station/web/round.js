@@ -3,7 +3,7 @@
 
 import { face } from "./cards.js";
 import { $ } from "./dom.js";
-import { label, total, winnerWords } from "./format.js";
+import { cardsWords, label, total, winnerWords } from "./format.js";
 
 /** Add only the cards that are new, so a card already shown is not redrawn (and not
  * re-announced by a screen reader). */
@@ -47,7 +47,7 @@ function renderRound(st) {
 
 function renderProgress(st) {
   $("p-shoe").textContent = st.shoes_started ? `#${st.shoes_started}${st.in_play ? " in play" : " finished"}` : "none yet";
-  $("p-cards").textContent = `${st.cards_out}${st.unreadable ? ` (${st.unreadable} unreadable)` : ""} of ${st.decks * 52}`;
+  $("p-cards").textContent = cardsWords(st);
   let burn = "–";
   if (st.in_play || st.burned.length) {
     const reveal = st.burned[0];
@@ -61,11 +61,17 @@ function renderProgress(st) {
   $("p-last").classList.toggle("warn", st.last_round != null);
 }
 
-function renderReader({ reader }) {
+/** The reader as it is now (its status comes with every state the station publishes),
+ * and whether the table is stopped on a fault it reported. */
+function renderReader({ reader, state }) {
   if (!reader) return;
   const el = $("p-reader");
-  el.textContent = `${reader.driver}: ${reader.connected ? "connected" : "not connected"}${reader.detail ? ` (${reader.detail})` : ""}`;
-  el.classList.toggle("warn", !reader.connected);
+  const fault = state?.suspension?.code === "SCANNER_FAULT";
+  const link = reader.driver === "none" ? "none configured" : reader.connected ? "connected" : "disconnected";
+  const detail = reader.detail && reader.driver !== "none" ? ` (${reader.detail})` : "";
+  el.textContent = `${reader.driver === "none" ? "" : `${reader.driver}: `}${link}${detail}${fault ? " · a fault was reported" : ""}`;
+  el.dataset.connected = String(Boolean(reader.connected));
+  el.classList.toggle("warn", !reader.connected || fault);
 }
 
 export function mountRound(store) {
@@ -74,5 +80,5 @@ export function mountRound(store) {
     renderRound(state);
     renderProgress(state);
   });
-  store.subscribe(["reader"], renderReader);
+  store.subscribe(["reader", "state"], renderReader);
 }

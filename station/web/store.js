@@ -1,5 +1,5 @@
-// The page's one store: what the station told us (who I am, its rules, the table's state,
-// journal rows, the history, odds and reader reads) and the last thing said to the user.
+// The page's one store: what the station told us (who I am, its rules, the table's state
+// and its reader, journal rows, the history, odds) and the last thing said to the user.
 // Panels subscribe to the keys they draw and never keep a copy of their own.
 
 export const JOURNAL_KEEP = 500; // rows kept in the page
@@ -82,8 +82,8 @@ export function createStore() {
     state: null, // the last table snapshot (its `actions`: what the table accepts now)
     rows: new Rows(),
     history: null, // /api/history
-    odds: null, // {answer} or {error} from /api/odds
-    reader: null, // the card reader's status from /api/state
+    odds: null, // {answer, pending, error}: the last /api/odds answer, one on its way, a failure
+    reader: null, // the card reader's status, published with every state
     said: null, // {text, bad}: the last action or failure, for the user
   });
 }

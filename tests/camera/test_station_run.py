@@ -4,7 +4,6 @@ and journaled like a shoe's."""
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +15,7 @@ from calibration.synthetic import make_clip, shuffled
 from station.live.journal import Journal
 from station.live.tokens import new_token, token_hash
 from tests.camera.kit import TEST_SCENE, model_file
-from tests.conftest import spawn_station
+from tests.conftest import spawn_run
 from tests.netkit import free_port
 
 
@@ -46,16 +45,7 @@ public_read = true
 token_file = "{tmp_path / "tokens.toml"}"
 tokens = [{{name = "dealer", role = "dealer", sha256 = "{token_hash(token)}"}}]
 """)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn_run(config)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

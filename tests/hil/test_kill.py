@@ -27,7 +27,7 @@ from station.core.snapshot import take
 from station.core.table import Table
 from station.live.journal import Journal, read_rows
 from station.live.tokens import new_token, token_hash
-from tests.conftest import run_station, spawn_station
+from tests.conftest import run_station, spawn_run
 from tests.netkit import free_port
 
 KILLS = 20
@@ -119,15 +119,7 @@ tokens = [{{name = "rig", role = "supervisor", sha256 = "{token_hash(token)}"}}]
     rng = random.Random(7)
     try:
         for kill in range(KILLS + 1):
-            proc = spawn_station(
-                "run",
-                "--config",
-                str(config),
-                "--log-level",
-                "warning",
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
+            proc = spawn_run(config, stdout=subprocess.DEVNULL, text=False)
             try:
                 state = wait_ready(url, proc)
                 check_state_is_the_replay(journal, state)

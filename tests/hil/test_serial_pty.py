@@ -28,7 +28,7 @@ from drivers.serial_reader import SerialReader
 from drivers.sim.pty import PtyPort
 from drivers.sim.rig import parse_rig_faults, rig_events
 from station.core.table import ERRORS, SCANNER_FAULT, Table
-from tests.conftest import run_station, spawn_station
+from tests.conftest import run_station, spawn_run, spawn_station
 from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
 
@@ -158,12 +158,19 @@ def test_random_bytes_through_a_pty_are_all_reported(shoe: PtyPort, framing: str
         def check(data: bytes) -> None:
             events_before, bytes_before = len(sink.events), reported()
             kept = data.replace(b"\r", b"").replace(b"\n", b"") if framing == "line" else data
-            shoe.write(data)
-            wait_until(lambda: reported() == bytes_before + len(kept), what="every byte")
             framer = make_framer(framing, 16)
             decoder = FrameDecoder(config)
             frames = framer.feed(data) + framer.flush("the line went quiet")
             expected = [e for e in map(decoder.event, frames) if e is not None]
+            shoe.write(data)
+            # Every byte reported, and every event in (a notice may carry bytes first).
+            wait_until(
+                lambda: (
+                    reported() == bytes_before + len(kept)
+                    and len(sink.events) - events_before >= len(expected)
+                ),
+                what="every byte and every event",
+            )
             assert sink.events[events_before:] == expected
             assert thread.is_alive()
 
@@ -407,16 +414,7 @@ stop_command = "hex:13"
         f"http://127.0.0.1:{port}",
     ]
     rig = None
-    station = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    station = spawn_run(config)
     try:
         assert station.stdout is not None
         token = ""

@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 from station.api.auth import HIGHER_ROLE
 from station.core.table import Table
 from station.live.journal import Journal
+from tests.readerkit import SwitchReader
 from tests.service.kit import Running, make_config, serve
 
 pytestmark = pytest.mark.server
@@ -178,6 +179,50 @@ def test_websocket_streams_rows_then_state(live: Running) -> None:
         # after each row comes the state it leads to (one per committed batch)
         last_state = json.loads(ws.recv(5))
         assert last_state["type"] == "state" and last_state["state"]["seq"] == 11
+
+
+def next_state(ws: Any) -> dict[str, Any]:
+    """The next `state` message's state (rows before it skipped)."""
+    while True:
+        message = json.loads(ws.recv(5))
+        if message["type"] == "state":
+            state: dict[str, Any] = message["state"]
+            return state
+
+
+def test_every_state_message_carries_the_readers_status(tmp_path: Path) -> None:
+    """The dashboard's reader field is live: the hello, the state after each commit and
+    the state after a reader's notice (no table event) all carry `reader`, read then."""
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    reader = SwitchReader()
+    with (
+        serve(config, tokens, reader) as live,
+        connect(f"{live.ws_url}?token={live.tokens['viewer']}") as ws,
+    ):
+        hello = json.loads(ws.recv(5))
+        assert hello["state"]["reader"] == reader.status()
+        assert hello["state"]["reader"]["connected"] is True
+        for e in ROUND[:6]:
+            live.post(e)
+        assert next_state(ws)["reader"]["connected"] is True
+        reader.drop()
+        live.post({"type": "fault", "detail": "the shoe went quiet"})
+        state = next_state(ws)
+        while state["suspension"] is None:  # a batch before the fault
+            state = next_state(ws)
+        assert state["suspension"]["code"] == "SCANNER_FAULT"
+        assert state["reader"] == {
+            "driver": "switch",
+            "connected": False,
+            "detail": "lost: the cable was pulled",
+        }
+        api = httpx.get(f"{live.url}/api/state", headers=live.headers("viewer")).json()
+        assert api["reader"]["connected"] is False
+        reader.reconnect()  # a notice, not a table event: its state says so too
+        row = json.loads(ws.recv(5))
+        assert row["type"] == "row" and row["event"]["type"] == "notice"
+        state = next_state(ws)
+        assert state["reader"]["connected"] is True and state["suspension"] is not None
 
 
 def test_websocket_backfills_after(live: Running) -> None:

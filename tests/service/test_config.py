@@ -15,6 +15,7 @@ from station.live.config import (
     ApiConfig,
     ConfigError,
     JournalConfig,
+    LogConfig,
     SignalsConfig,
     StationConfig,
     TableConfig,
@@ -96,6 +97,18 @@ stop_command = "hex:13"
     assert config.api.port == 9000 and config.api.host == "0.0.0.0"
     assert config.api.tokens[0].role == "dealer"
     assert config.stop_command == b"\x13"
+    assert config.api.metrics_address is None and config.log.format == "text"
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [("9101", ("127.0.0.1", 9101)), ("0.0.0.0:9101", ("0.0.0.0", 9101)), ("[::1]:0", ("::1", 0))],
+)
+def test_metrics_bind_a_port_alone_is_on_localhost(
+    tmp_path: Path, value: str, address: tuple[str, int]
+) -> None:
+    config = load(write(tmp_path, f"[api]\nmetrics_bind = '{value}'\n[log]\nformat = 'json'"))
+    assert config.api.metrics_address == address and config.log.format == "json"
 
 
 @pytest.mark.parametrize(
@@ -216,6 +229,10 @@ stop_command = "hex:13"
             "[reader]\nreconnect_min = 5.0\nreconnect_max = 1.0",
             "[reader] reconnect_max: must be at least reconnect_min (5.0 s)",
         ),
+        ("[log]\nformat = 'xml'", "log.format: must be one of text, json, got 'xml'"),
+        ("[log]\nlevel = 'INFO'", "log.level: must be one of debug, info, warning, error"),
+        ("[api]\nmetrics_bind = '9101x'", "api.metrics_bind: expected HOST:PORT"),
+        ("[api]\nmetrics_bind = '70000'", "api.metrics_bind: expected HOST:PORT"),
         ("table = 3", "[table]: expected a table"),
         ("[table\n", "not valid TOML"),
     ],
@@ -253,6 +270,7 @@ def test_every_key_is_documented() -> None:
         ApiConfig,
         TokenEntry,
         SignalsConfig,
+        LogConfig,
         ReaderConfig,
         CameraSettings,
         PassageSettings,
@@ -273,6 +291,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "api": ApiConfig,
     "signals": SignalsConfig,
     "signals.webhook": WebhookConfig,
+    "log": LogConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

@@ -72,6 +72,8 @@ def test_whoami_and_explanations(live: Running) -> None:
     assert events["void"]["confirm"].startswith("Void the round in progress?")
     assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
     assert events["card"]["reader"] is True and events["card"]["confirm"] is None
+    assert words["due"]["B2"] == "banker second card" and words["due"]["burn"] == "burn card"
+    assert None not in words["due"] and "null" not in words["due"]
 
 
 def test_a_rig_token_without_allow_rig_acts_as_a_viewer(tmp_path: Path) -> None:
@@ -103,9 +105,14 @@ def test_history_follows_the_committed_journal(live: Running) -> None:
     [r1] = hist["rounds"]
     assert (r1["player"], r1["banker"], r1["winner"]) == (["9S", "KH"], ["2D", "5C"], "player")
     assert hist["roads"] == scoreboards(hist["rounds"])
+    assert hist["previous"] is None
     deal(live, [{"type": "end_shoe"}, {"type": "shoe"}])
     fresh = get(live, "/api/history").json()
     assert fresh["shoe"] == 2 and fresh["rounds"] == [] and fresh["voided"] == []
+    # until the new shoe has a result, the finished shoe is still there to see
+    assert fresh["previous"] == {"shoe": 1, "rounds": [r1], "voided": [2], "roads": hist["roads"]}
+    deal(live, [*BURN, *ROUND])
+    assert get(live, "/api/history").json()["previous"] is None
 
 
 def test_export_is_the_journal_export(live: Running) -> None:
@@ -141,11 +148,21 @@ def test_odds_between_rounds_and_during_a_round(live: Running) -> None:
     between = get(live, "/api/odds").json()
     assert between["betting_closed"] is False
     assert between["odds"] == analyzer.live_edge(table.remaining(), 2)
+    assert between["cards"] == {"size": 416, "out": 7, "left": 409, "unreadable": 0, "round": 0}
     deal(live, [{"type": "close_bets"}, {"type": "card", "card": "AS"}])
     during = get(live, "/api/odds").json()
     # betting is closed: the odds round 2 was bet at, from the shoe before its first card
     assert during["betting_closed"] is True
     assert during["odds"] == between["odds"]
+    assert during["cards"] == {"size": 416, "out": 8, "left": 408, "unreadable": 0, "round": 1}
+    deal(live, [{"type": "card", "card": None}, {"type": "resume", "card": "2S"}])
+    cards = get(live, "/api/odds").json()["cards"]
+    # the cards not seen: the shoe's, the unreadable one (out, never identified), the round's
+    assert cards == {"size": 416, "out": 10, "left": 406, "unreadable": 1, "round": 2}
+    assert (
+        cards["left"] + cards["unreadable"] + cards["round"]
+        == get(live, "/api/odds").json()["odds"]["cards_left"]
+    )
     assert get(live, "/api/odds?paytable=nope").status_code == 422
     no_commission = get(live, "/api/odds?paytable=no_commission").json()
     assert no_commission["paytable"] == "no_commission" and no_commission["odds"]["next_round"] == 2
@@ -179,7 +196,7 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
         {"type": "card", "card": "AS"},
     ]
     analyzer = Analyzer(seed_bets(load("traditional")))
-    checked, voided = 0, 0
+    checked, voided, seen_previous = 0, 0, 0
     with httpx.Client(headers=live.headers("rig")) as client:
         for i, event in enumerate(events):
             client.post(f"{live.url}/api/events", json=event).raise_for_status()
@@ -194,6 +211,15 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
             )
             table = replayed_table(export.content)
             rounds = orjson.loads(orjson.dumps(table.results))
+            previous = None
+            if not rounds and (table.previous_results or table.previous_voided):
+                before = orjson.loads(orjson.dumps(table.previous_results))
+                previous = {
+                    "shoe": table.shoes_started - 1,
+                    "rounds": before,
+                    "voided": table.previous_voided,
+                    "roads": scoreboards(before),
+                }
             assert history == {
                 "seq": seq,
                 "shoe": table.shoes_started,
@@ -201,7 +227,9 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
                 "rounds": rounds,
                 "voided": table.voided,
                 "roads": scoreboards(rounds),
+                "previous": previous,
             }
+            seen_previous += previous is not None
             assert odds["betting_closed"] == (table.round is not None)
             if not table.in_play:
                 assert odds["odds"] is None
@@ -216,5 +244,5 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
                 )
             checked += 1
             voided += len(history["voided"])
-    assert checked >= 8 and voided
+    assert checked >= 8 and voided and seen_previous
     assert table.shoes_started == 2 and table.round is not None and table.results

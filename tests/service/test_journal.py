@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from station.core.table import Table
-from station.live.journal import Journal, JournalError, Pending, notice
+from station.live.journal import Journal, JournalError, JournalUnavailable, Pending, notice
 from station.live.replay import replay
 
 SHOE = [
@@ -260,8 +260,9 @@ def test_a_failed_commit_raises_its_own_error_and_changes_nothing(tmp_path: Path
             return db.executemany(sql, rows)  # type: ignore[arg-type]
 
     journal._db = FailingCommit()  # type: ignore[assignment]
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+    with pytest.raises(JournalUnavailable, match="disk I/O error") as failed:
         journal.append([Pending("api", "alice", {"type": "void"}, Table().apply({"type": "void"}))])
+    assert isinstance(failed.value.__cause__, sqlite3.OperationalError)
     journal._db = db
     assert (journal.last_seq, journal.last_hash) == last
     assert journal.verify().ok

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from station.cli import main
-from tests.conftest import spawn_station
+from tests.conftest import spawn_run, spawn_station
 from tests.netkit import free_port
 
 pytestmark = pytest.mark.server
@@ -28,6 +28,25 @@ def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert "journal.paht: unknown key" in err and str(config) in err
+
+
+def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path) -> None:
+    """Another process listens on the configured port: `station run` says so in words and
+    exits 1 without announcing the other process's address as its own (or a raw errno)."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        config = demo_station_config(tmp_path, port)
+        proc = spawn_run(config, log_level=None)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    assert out == ""  # no start line, no demo tokens
+    assert err == (
+        f"station run: cannot listen on 127.0.0.1:{port}: the address is in use (another "
+        "station?) — change [api] bind or stop the other process\n"
+    )
+    assert not (tmp_path / "j.db").exists()  # nothing was started
 
 
 def demo_station_config(tmp_path: Path, port: int) -> Path:
@@ -49,17 +68,7 @@ def test_run_prints_demo_tokens_notifies_systemd_and_stops_cleanly(tmp_path: Pat
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
-    )
+    proc = spawn_run(config, env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
     try:
         assert proc.stdout is not None
         tokens = {}
@@ -98,16 +107,7 @@ def test_a_websocket_token_never_reaches_the_log(tmp_path: Path) -> None:
 
     port = free_port()
     config = demo_station_config(tmp_path, port)
-    proc = spawn_station(
-        "run",
-        "--config",
-        str(config),
-        "--log-level",
-        "info",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn_run(config, log_level="info")
     try:
         assert proc.stdout is not None
         token = next(line.split()[1] for line in proc.stdout if line.startswith("  viewer "))

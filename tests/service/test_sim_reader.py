@@ -99,6 +99,22 @@ def test_the_supervisor_waits_and_lets_others_act_first() -> None:
     assert sink.log[-1][1]["ok"]
 
 
+def test_the_bots_status_says_when_its_reader_dropped_off() -> None:
+    """A simulated reader outage shows in `status()` as a real one does (the dashboard's
+    reader field), from its `fault` until the table resumes."""
+    sink, bot = TableSink(decks=1), SimReader(settings=FAST)
+    statuses: list[tuple[str, bool]] = []  # (the last event's type, connected) per step
+    now = 0.0
+    while now < 600:
+        now += max(bot.step(sink, sink.view(), now), 0.001)
+        statuses.append((sink.log[-1][0]["type"] if sink.log else "", bot.status()["connected"]))
+    faults = sum(e["type"] == "fault" for e, _ in sink.log)
+    assert faults >= 2
+    # disconnected exactly after each fault, until a resume or void
+    assert {connected for kind, connected in statuses if kind == "fault"} == {False}
+    assert {c for kind, c in statuses if kind in ("resume", "void", "card", "shoe")} == {True}
+
+
 def test_after_a_restart_the_shoe_is_ended() -> None:
     sink = TableSink(decks=1)
     play(SimReader(settings=FAST), sink, 20)

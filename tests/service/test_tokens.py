@@ -9,6 +9,7 @@ import pytest
 from station.cli import main
 from station.live.config import TokenEntry
 from station.live.tokens import TokenStore, allows, read_token_file, token_hash
+from tests.conftest import run_station
 
 
 def config_file(tmp_path: Path) -> Path:
@@ -59,3 +60,17 @@ def test_unknown_and_memory_tokens(tmp_path: Path) -> None:
     demo = store.add_memory("demo-viewer", "viewer")
     demo_who = store.identify(demo)
     assert demo_who is not None and demo_who.name == "demo-viewer"
+
+
+def test_list_says_where_there_are_no_tokens(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    empty = run_station("token", "list", "--config", str(config))
+    assert (empty.returncode, empty.stdout) == (0, b"")
+    assert empty.stderr.decode() == (
+        f"station token list: no tokens in {tmp_path / 'tokens.toml'} "
+        "(add one with `station token add`)\n"
+    )
+    run_station("token", "add", "--role", "viewer", "--name", "wall", "--config", str(config))
+    listed = run_station("token", "list", "--config", str(config))
+    assert (listed.returncode, listed.stderr) == (0, b"")
+    assert listed.stdout.decode() == f"wall\tviewer\t({tmp_path / 'tokens.toml'})\n"

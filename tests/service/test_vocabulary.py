@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from drivers.base import ReaderSink
 from station.api.events import EVENT_ADAPTER, MODELS
 from station.core import events as ev
+from station.core.bounds import MAX_DEPTH
 from station.core.events import (
     DEMO_BOT_TYPES,
     EVENT_ROLES,
@@ -79,6 +80,39 @@ def test_the_table_and_the_api_agree_on_what_an_event_needs(kind: str) -> None:
             EVENT_ADAPTER.validate_python(without)
 
 
+#: Values of every JSON kind, to put in each field of each type.
+JSON_VALUES: tuple[Any, ...] = (None, True, 0, 1.5, "", "7H", "x", [], ["7H"], {}, {"a": 1})
+
+
+def _variants() -> Iterator[Any]:
+    """Things that are not objects, objects with every kind of `type`, and each type's
+    minimal event with each field missing, or set to each kind of JSON value."""
+    yield from JSON_VALUES
+    yield from ({"type": value} for value in JSON_VALUES)
+    yield {"type": "dance"}
+    for kind, event in MINIMAL.items():
+        for key in VOCABULARY[kind].fields:
+            yield {k: v for k, v in event.items() if k != key}
+            yield from ({**event, key: value} for value in JSON_VALUES)
+        yield {**event, "extra": [1, 2]}
+
+
+@pytest.mark.parametrize("event", list(_variants()), ids=repr)
+def test_bad_input_reason_agrees_with_the_api_and_the_table(event: Any) -> None:
+    """`bad_input_reason` (the words of replay's `reason` and of the API's 422) finds a
+    problem exactly when the API's models refuse the event, and whenever the table
+    answers BAD_INPUT."""
+    reason = ev.bad_input_reason(event)
+    try:
+        EVENT_ADAPTER.validate_python(event)
+    except ValidationError:
+        assert reason, f"the API refuses {event!r} but bad_input_reason finds nothing"
+    else:
+        assert reason is None, reason
+    if Table().apply(event)["error"] == BAD_INPUT:
+        assert reason
+
+
 def test_senders() -> None:
     api_roles = set(ROLES) - {"viewer"}
     for kind, entry in VOCABULARY.items():
@@ -118,7 +152,16 @@ def test_openapi_declares_the_body_as_a_union_of_the_vocabulary(live: Running) -
     by_type = {m["properties"]["type"]["const"]: m for m in named}
     for kind, model in by_type.items():
         assert set(model["required"]) == VOCABULARY[kind].required, kind
-        assert model["additionalProperties"] is True, kind  # extra keys are allowed
+        # extra keys are allowed, within the bounds: nested values down to the last level
+        extras = model["additionalProperties"]["$ref"].rsplit("/", 1)[1]
+        levels = 0
+        while extras is not None:
+            levels += 1
+            kinds = {c.get("type") for c in components[extras]["anyOf"]}
+            assert {"null", "boolean", "string", "integer", "number"} <= kinds, kind
+            inner = [c for c in components[extras]["anyOf"] if c.get("type") == "array"]
+            extras = inner[0]["items"]["$ref"].rsplit("/", 1)[1] if inner else None
+        assert levels == MAX_DEPTH, kind  # levels 2..17: containers down to level 16
     assert by_type["card"]["properties"]["card"]["description"] == VOCABULARY["card"].fields["card"]
 
 
