@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import connect
 
-from benchmarks.bench_latency import ROOT, _wait_ready
+from benchmarks.bench_latency import ROOT, _wait_ready, serial_station_config
 from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
-from station.live.tokens import new_token, token_hash
+from station.live.tokens import new_token
 from tests.netkit import free_port
 
 DASHBOARDS = int(os.environ.get("BROADCAST_BENCH_DASHBOARDS", "200"))
@@ -37,25 +37,6 @@ WARMUP = 5  # per block
 TARGET = 6.0  # p99 with the dashboards within this many times the p99 without
 
 
-def _config(tmp: Path, port: int, token: str, link: Path) -> Path:
-    config = tmp / "station.toml"
-    config.write_text(f"""
-[table]
-id = "bench"
-gated = false
-[reader]
-driver = "serial"
-url = "{link}"
-[journal]
-path = "{tmp / "journal.db"}"
-[api]
-bind = "127.0.0.1:{port}"
-public_read = true
-tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}}]
-""")
-    return config
-
-
 def measure(dashboards: int, interval: float, cards: int) -> tuple[list[float], list[float]]:
     """Seconds from each frame's last byte to its row at the measured client, alone and
     with `dashboards` other clients: one station, the two interleaved in `BLOCKS` blocks
@@ -63,7 +44,7 @@ def measure(dashboards: int, interval: float, cards: int) -> tuple[list[float], 
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         port, token, link = free_port(), new_token(), tmp / "shoe"
-        config = _config(tmp, port, token, link)
+        config = serial_station_config(tmp, port, token, link)
         pty = PtyPort(link)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         argv = [sys.executable, "-m", "station.cli", "run", "--config", str(config)]

@@ -36,14 +36,10 @@ TS = "%Y-%m-%dT%H:%M:%S.%fZ"
 STAGES: list[float] = []
 
 
-def measure(cards: int = CARDS) -> list[float]:
-    """Seconds from each frame's last byte to its row arriving over the WebSocket."""
-    with tempfile.TemporaryDirectory() as tmp_dir:
-        tmp = Path(tmp_dir)
-        port, token = free_port(), new_token()
-        link = tmp / "shoe"
-        config = tmp / "station.toml"
-        config.write_text(f"""
+def serial_station_config(tmp: Path, port: int, token: str, link: Path) -> Path:
+    """An ungated station reading a serial shoe at `link`, its journal in `tmp`."""
+    config = tmp / "station.toml"
+    config.write_text(f"""
 [table]
 id = "bench"
 gated = false
@@ -57,6 +53,16 @@ bind = "127.0.0.1:{port}"
 public_read = true
 tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}}]
 """)
+    return config
+
+
+def measure(cards: int = CARDS) -> list[float]:
+    """Seconds from each frame's last byte to its row arriving over the WebSocket."""
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        port, token = free_port(), new_token()
+        link = tmp / "shoe"
+        config = serial_station_config(tmp, port, token, link)
         pty = PtyPort(link)
         proc = subprocess.Popen(
             [
