@@ -361,8 +361,6 @@ class Publisher:
                 self._wake.clear()
                 continue
             self._idle = False
-            if self.status.state != "publishing":
-                self._set("publishing", f"sending from row {rows[0].seq}", level=logging.INFO)
             for row in rows:
                 body = JournalMessage.of(self.table, row).encode()
                 ack = await js.publish(
@@ -373,6 +371,8 @@ class Publisher:
                 )
                 self.stream_seq, self.published = ack.seq, row.seq
                 self.sent += 1
+                if self.status.state != "publishing":  # acknowledged: the broker is back
+                    self._set("publishing", f"sending from row {row.seq}", level=logging.INFO)
 
     async def _refuse(self, reason: str) -> None:
         first = not self._refused
@@ -476,18 +476,21 @@ class FloorThread:
         self._started.wait(5.0)
 
     def _main(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._task = loop.create_task(self.publisher.run(), name="floor publisher")
-        self._started.set()
-        try:
-            loop.run_until_complete(self._task)
-        except asyncio.CancelledError:
-            pass
-        except Exception:  # a bug: the table goes on, the floor hears the heartbeat stop
-            log.exception("the floor publisher failed; rows wait in the journal")
-        finally:
-            loop.close()
+        with asyncio.Runner() as runner:  # its close cancels what the client left running
+            loop = runner.get_loop()
+            self._loop = loop
+            self._task = loop.create_task(self.publisher.run(), name="floor publisher")
+            self._started.set()
+            try:
+                runner.run(self._wait(self._task))
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # a bug: the table goes on, the floor sees no heartbeat
+                log.exception("the floor publisher failed; rows wait in the journal")
+
+    @staticmethod
+    async def _wait(task: asyncio.Task[None]) -> None:
+        await task
 
     def stop(self, until: int = 0, grace: float = 1.0, timeout: float = 3.0) -> None:
         """Stop it (blocking: call it off the event loop), after at most `grace` seconds
