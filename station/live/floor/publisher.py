@@ -193,6 +193,7 @@ class Publisher:
         self._idle = False  # waiting for a commit: `committed` must wake it
         self._refused = False
         self._nc: Client | None = None
+        self._closing = False
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -219,6 +220,7 @@ class Publisher:
         finally:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
+            self._closing = True
             if self._nc is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._nc.close(), 2.0)
@@ -256,7 +258,7 @@ class Publisher:
         log.debug("floor %s: %s", self.subject, exc)
 
     async def _on_disconnected(self) -> None:
-        if self.status.state == "publishing":
+        if self.status.state == "publishing" and not self._closing:
             log.warning(
                 "floor: disconnected from %s; rows wait in the journal (published up to row %d)",
                 self.config.url,
