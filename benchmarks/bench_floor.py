@@ -123,7 +123,8 @@ def worker(first: int, count: int, url: str, password: str, folder: str) -> None
             committed = sum(j.last_seq for j in journals)
             published = sum(p.published for p in publishers)
             refused = sum(not p._batches for p in publishers)
-            print(f"ok {committed} {published} {refused}", flush=True)
+            cpu_ms = round(time.process_time() * 1000)
+            print(f"ok {committed} {published} {refused} {cpu_ms}", flush=True)
             continue
         elif command == "quit":
             break
@@ -246,10 +247,12 @@ def _send(workers: list[subprocess.Popen[str]], command: str) -> list[list[int]]
     return answers
 
 
-def _stats(workers: list[subprocess.Popen[str]]) -> tuple[int, int, int]:
-    """Rows committed, rows published, tables that fell back to one row at a time."""
+def _stats(workers: list[subprocess.Popen[str]]) -> tuple[int, int, int, float]:
+    """Rows committed, rows published, tables that fell back to one row at a time, and
+    the workers' CPU seconds (journals and publishers)."""
     answers = _send(workers, "stats")
-    return tuple(sum(a[i] for a in answers) for i in range(3))  # type: ignore[return-value]
+    committed, published, one_by_one, cpu_ms = (sum(a[i] for a in answers) for i in range(4))
+    return committed, published, one_by_one, cpu_ms / 1000
 
 
 def floor_phases(broker: Broker, password: str, journals: Path) -> int:
@@ -285,24 +288,27 @@ def floor_phases(broker: Broker, password: str, journals: Path) -> int:
             time.sleep(WARMUP_SECONDS)
             consumer.latencies.clear()
             consumer.recording = True
-            committed0 = _stats(workers)[0]
+            committed0, _, _, worker_cpu0 = _stats(workers)
             cpu0, t0, rss, behind = cpu_seconds(pid), time.monotonic(), 0.0, 0
             while time.monotonic() - t0 < PHASE_SECONDS:
                 time.sleep(0.5)
                 rss = max(rss, rss_mib(pid))
-                committed, published, _ = _stats(workers)
+                committed, published, _, _ = _stats(workers)
                 behind = max(behind, committed - published)
             elapsed = time.monotonic() - t0
             cpu = (cpu_seconds(pid) - cpu0) / elapsed
             consumer.recording = False
             lat = consumer.latencies
-            committed, published, one_by_one = _stats(workers)
+            committed, published, one_by_one, worker_cpu = _stats(workers)
+            rows = committed - committed0
             print(
-                f"{TABLES} tables x {rate} row/s: {(committed - committed0) / elapsed:.0f} "
+                f"{TABLES} tables x {rate} row/s: {rows / elapsed:.0f} "
                 f"rows/s committed, {len(lat)} rows timed: commit -> stream p50 "
                 f"{_ms(lat, 0.5):.1f} ms, p99 {_ms(lat, 0.99):.1f} ms, max {_ms(lat, 1.0):.1f} "
                 f"ms; at most {behind} rows waiting in the journals; broker CPU "
-                f"{cpu * 100:.0f} % of a core, RSS {rss:.0f} MiB"
+                f"{cpu * 100:.0f} % of a core, RSS {rss:.0f} MiB; stations' CPU "
+                f"{(worker_cpu - worker_cpu0) / max(rows, 1) * 1e6:.0f} us a row (journal "
+                "and publisher)"
                 + (f"; {one_by_one} tables fell back to one row at a time" if one_by_one else ""),
                 flush=True,
             )
@@ -312,13 +318,17 @@ def floor_phases(broker: Broker, password: str, journals: Path) -> int:
         broker.kill()
         _send(workers, f"burst {BACKLOG_PER_TABLE}")  # 30,000 rows wait in the journals
         backlog = TABLES * BACKLOG_PER_TABLE
+        worker_cpu0, broker_cpu0 = _stats(workers)[3], 0.0
         started = time.monotonic()
         broker.start()
+        pid = broker.process.pid if broker.process else 0
         drained = wait_until(lambda: stream_messages(broker, password) >= held + backlog, 300)
+        worker_cpu, broker_cpu = _stats(workers)[3], cpu_seconds(pid) - broker_cpu0
         print(
             f"backlog of {backlog:,} rows after a broker outage: in the stream "
             f"{drained:.1f} s after the broker is back ({backlog / drained:,.0f} rows/s; "
-            f"broker start {time.monotonic() - started - drained:.2f} s not counted)",
+            f"broker start {time.monotonic() - started - drained:.2f} s not counted); CPU "
+            f"meanwhile: stations {worker_cpu - worker_cpu0:.1f} s, broker {broker_cpu:.1f} s",
             flush=True,
         )
         total = stream_messages(broker, password)
@@ -338,12 +348,17 @@ def station_latency(broker: Broker, password: str) -> None:
 
     plain = bench_latency.serial_station_config
 
+    runs = 0
+
     def with_floor(tmp: Path, port: int, token: str, link: Path) -> Path:
+        """bench_latency's config with a floor: a site of its own each run (each run's
+        journal is new: the same table on the same site would be refused as a conflict)."""
+        nonlocal runs
+        runs += 1
         config = plain(tmp, port, token, link)
         config.write_text(
-            config.read_text()
-            + f'[floor]\nurl = "{broker.url}"\nsite = "{SITE}"\nuser = "{ADMIN_USER}"\n'
-            'password = "env:BENCH_FLOOR_PASSWORD"\n'
+            config.read_text() + f'[floor]\nurl = "{broker.url}"\nsite = "latency-{runs}"\n'
+            f'user = "{ADMIN_USER}"\npassword = "env:BENCH_FLOOR_PASSWORD"\n'
         )
         return config
 

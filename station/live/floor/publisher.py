@@ -70,6 +70,9 @@ BATCH_ID, BATCH_SEQUENCE, BATCH_COMMIT = "Nats-Batch-Id", "Nats-Batch-Sequence",
 #: Seconds between two looks at the journal when no commit was announced (a safety net:
 #: the writer's `committed` call wakes the publisher at once).
 POLL = 1.0
+#: Seconds the publisher waits after a commit is announced before it reads the rows: the
+#: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
+AFTER_COMMIT = 0.003
 #: Seconds between two syncs while refused (two journals claim the table).
 CONFLICT_RETRY = 30.0
 #: Backoff after an error, doubling up to the max.
@@ -367,6 +370,9 @@ class Publisher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), POLL)
                 self._wake.clear()
+                # Let the station answer and broadcast the commit first (one interpreter:
+                # the publisher's Python would otherwise compete with it right then).
+                await asyncio.sleep(AFTER_COMMIT)
                 continue
             self._idle = False
             for start in range(0, len(rows), BATCH_MAX):
