@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,10 +37,13 @@ class FloorBroker:
     broker: Broker
     admin_password: str
     stations: dict[str, StationUser]
+    #: The CA's context for a broker that requires TLS (its url is then tls://).
+    tls: ssl.SSLContext | None = None
 
     @property
     def url(self) -> str:
-        return self.broker.url
+        url = self.broker.url
+        return url if self.tls is None else url.replace("nats://", "tls://")
 
     def user(self, table: str) -> StationUser:
         return self.stations[table]
@@ -68,6 +72,7 @@ async def admin(floor: FloorBroker) -> AsyncIterator[Client]:
         connect_timeout=2,
         max_reconnect_attempts=0,
         allow_reconnect=False,
+        tls=floor.tls,
     )
     try:
         yield nc

@@ -70,6 +70,7 @@ def test_broker_killed_and_restarted_mid_stream(floor: FloorBroker, tmp_path: Pa
     assert_exactly_once(floor, "table-1", journal.path)
 
 
+@pytest.mark.slow
 def test_broker_frozen_for_three_seconds(floor: FloorBroker, tmp_path: Path) -> None:
     journal = new_journal(tmp_path / "journal.db", "table-1")
     with run_publisher(floor, "table-1", journal.path) as running:

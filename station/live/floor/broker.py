@@ -68,9 +68,11 @@ def render_config(
     admin_password: str,
     *,
     host: str = "127.0.0.1",
+    tls: dict[str, str] | None = None,
 ) -> str:
     """A nats-server config (its JSON-like syntax; JSON is valid in it): JetStream on
-    `store_dir`, fsync on every write, the admin user and each station's user."""
+    `store_dir`, fsync on every write, the admin user and each station's user, and TLS
+    if `tls` gives the broker's `cert_file` and `key_file`."""
     users: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
     for s in stations:
         users.append(
@@ -80,7 +82,7 @@ def render_config(
                 "permissions": station_permissions(s.site, s.table),
             }
         )
-    config = {
+    config: dict[str, object] = {
         "listen": f"{host}:{port}",
         "server_name": "floor-test",
         "jetstream": {
@@ -90,6 +92,8 @@ def render_config(
         },
         "authorization": {"users": users},
     }
+    if tls is not None:  # e.g. {"cert_file": ..., "key_file": ...}: clients use tls://
+        config["tls"] = tls
     return json.dumps(config, indent=2) + "\n"
 
 

@@ -202,6 +202,7 @@ class Publisher:
         self._refused = False
         self._nc: Client | None = None
         self._closing = False
+        self._last_error = ""
         #: Waiting rows go as atomic batches (until the stream refuses one).
         self._batches = True
 
@@ -265,7 +266,16 @@ class Publisher:
         return await nats.connect(**options)
 
     async def _on_error(self, exc: Exception) -> None:
-        log.debug("floor %s: %s", self.subject, exc)
+        """A connection error (the broker away, its certificate not trusted, a login
+        refused): in the status while not publishing, and logged once until it changes."""
+        text = str(exc) or type(exc).__name__
+        if self.status.state != "publishing" and not self._closing:
+            self.status = FloorStatus(
+                self.status.state, self.published, f"cannot reach the broker: {text}"
+            )
+        if text != self._last_error:
+            self._last_error = text
+            log.warning("floor: %s (%s); rows wait in the journal", text, self.config.url)
 
     async def _on_disconnected(self) -> None:
         if self.status.state == "publishing" and not self._closing:
