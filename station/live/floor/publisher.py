@@ -269,13 +269,17 @@ class Publisher:
         """A connection error (the broker away, its certificate not trusted, a login
         refused): in the status while not publishing, and logged once until it changes."""
         text = str(exc) or type(exc).__name__
-        if self.status.state != "publishing" and not self._closing:
-            self.status = FloorStatus(
-                self.status.state, self.published, f"cannot reach the broker: {text}"
-            )
+        if self.status.state == "connecting" and not self._closing:
+            detail = f"cannot reach the broker: {text}"
+            self.status = FloorStatus("connecting", self.published, detail)
+        self._say_once(logging.WARNING, f"{text} ({self.config.url}); rows wait in the journal")
+
+    def _say_once(self, level: int, text: str) -> None:
+        """Log `text` unless it is what was logged last (a broker away for an hour is one
+        line, not one a second); a success clears it."""
         if text != self._last_error:
             self._last_error = text
-            log.warning("floor: %s (%s); rows wait in the journal", text, self.config.url)
+            log.log(level, "floor: %s", text)
 
     async def _on_disconnected(self) -> None:
         if self.status.state == "publishing" and not self._closing:
@@ -303,7 +307,8 @@ class Publisher:
                 await self._refuse(str(exc))
                 await asyncio.sleep(CONFLICT_RETRY)
             except StreamMissing as exc:
-                self._set("connecting", str(exc), level=logging.ERROR)
+                self._set("connecting", str(exc))
+                self._say_once(logging.ERROR, str(exc))
                 await asyncio.sleep(RETRY_MAX)
             except (NatsError, APIError, TimeoutError, OSError, sqlite3.Error) as exc:
                 # Not acknowledged, a wrong last sequence, the broker away or frozen: ask
@@ -315,6 +320,13 @@ class Publisher:
                 self.status = FloorStatus("connecting", self.published, what)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
+            except Exception as exc:  # a bug: said once, then tried again like any error
+                if repr(exc) != self._last_error:
+                    self._last_error = repr(exc)
+                    log.exception("floor: the publisher failed; rows wait in the journal")
+                self.status = FloorStatus("connecting", self.published, f"failed: {exc!r}")
+                self.tail.reopen()
+                await asyncio.sleep(RETRY_MAX)
 
     async def _check_stream(self, js: JetStreamContext) -> None:
         try:
@@ -394,6 +406,7 @@ class Publisher:
                         await self._publish_one(js, row)
                 if self.status.state != "publishing":  # acknowledged: the broker is back
                     self._set("publishing", f"sending from row {chunk[0].seq}", logging.INFO)
+                    self._last_error = ""
 
     async def _publish_one(self, js: JetStreamContext, row: Row) -> None:
         ack = await js.publish(
