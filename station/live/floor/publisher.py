@@ -69,7 +69,7 @@ BATCH_MAX = 100
 BATCH_ID, BATCH_SEQUENCE, BATCH_COMMIT = "Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"
 #: Seconds between two looks at the journal when no commit was announced (a safety net:
 #: the writer's `committed` call wakes the publisher at once).
-POLL = 1.0
+POLL = 5.0
 #: Seconds the publisher waits after a commit is announced before it reads the rows: the
 #: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
 AFTER_COMMIT = 0.003
@@ -302,7 +302,7 @@ class Publisher:
                 await self._check_stream(js)
                 await self.sync(js)
                 delay = RETRY_FIRST
-                await self._pump(js)
+                await self._pump()
             except Conflict as exc:
                 await self._refuse(str(exc))
                 await asyncio.sleep(CONFLICT_RETRY)
@@ -381,41 +381,48 @@ class Publisher:
             log.warning("floor: %s (stream holds up to row %d)", RESUMED, held.seq)
             self._say(notice("station", "floor", RESUMED, stream_row=held.seq))
 
-    async def _pump(self, js: JetStreamContext) -> None:
+    async def _pump(self) -> None:
         """Publish every row after `published`, then wait for the next commit."""
-        assert self._wake is not None
+        wake = self._wake
+        assert wake is not None
         while True:
-            self._idle = True  # before reading: a commit from now on wakes us
+            wake.clear()
+            self._idle = True  # before reading: a commit from now on sets `wake`
             rows = self.tail.rows(self.published)
-            if not rows:
-                self._set("publishing", f"caught up at row {self.published}")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), POLL)
-                self._wake.clear()
-                # Let the station answer and broadcast the commit first (one interpreter:
-                # the publisher's Python would otherwise compete with it right then).
-                await asyncio.sleep(AFTER_COMMIT)
-                continue
-            self._idle = False
             for start in range(0, len(rows), BATCH_MAX):
                 chunk = rows[start : start + BATCH_MAX]
                 if len(chunk) > 1 and self._batches:
                     await self._publish_batch(chunk)
                 else:
                     for row in chunk:
-                        await self._publish_one(js, row)
+                        await self._publish_one(row)
                 if self.status.state != "publishing":  # acknowledged: the broker is back
                     self._set("publishing", f"sending from row {chunk[0].seq}", logging.INFO)
                     self._last_error = ""
+            if len(rows) == READ_BATCH:
+                continue  # more may wait
+            if not rows:
+                self._set("publishing", f"caught up at row {self.published}")
+            if not wake.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), POLL)
+            # Let the station answer and broadcast the commit first (one interpreter: the
+            # publisher's Python would otherwise compete with it right then).
+            await asyncio.sleep(AFTER_COMMIT)
 
-    async def _publish_one(self, js: JetStreamContext, row: Row) -> None:
-        ack = await js.publish(
+    async def _publish_one(self, row: Row) -> None:
+        nc = self._nc
+        assert nc is not None
+        reply = await nc.request(
             self.subject,
             JournalMessage.of(self.table, row).encode(),
-            timeout=self.config.timeout,
+            self.config.timeout,
             headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
         )
-        self.stream_seq, self.published = ack.seq, row.seq
+        ack = _check_reply(reply.data)
+        if ack is None or not isinstance(ack.get("seq"), int):
+            raise NatsError(f"no publish ack for row {row.seq}: {reply.data[:200]!r}")
+        self.stream_seq, self.published = ack["seq"], row.seq
         self.sent += 1
 
     async def _publish_batch(self, rows: list[Row]) -> None:
