@@ -66,6 +66,12 @@ log = logging.getLogger("station.live.floor")
 READ_BATCH = 256
 #: The most rows sent as one atomic batch (the broker's own limit is 1,000 messages).
 BATCH_MAX = 100
+#: A batch's commit may take `timeout` for each this many rows.
+BATCH_PER_TIMEOUT = 20
+#: JetStream's error code for a stream that does not allow atomic batches, and how many
+#: batches refused in a row (for any other reason) make the publisher send row by row.
+ATOMIC_DISABLED = 10174
+BATCH_FAILURES = 3
 BATCH_ID, BATCH_SEQUENCE, BATCH_COMMIT = "Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"
 #: Seconds between two looks at the journal when no commit was announced (a safety net:
 #: the writer's `committed` call wakes the publisher at once).
@@ -203,8 +209,9 @@ class Publisher:
         self._nc: Client | None = None
         self._closing = False
         self._last_error = ""
-        #: Waiting rows go as atomic batches (until the stream refuses one).
+        #: Waiting rows go as atomic batches (until the stream refuses them).
         self._batches = True
+        self._batch_failures = 0  # batches refused in a row
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -448,18 +455,29 @@ class Publisher:
                     await nc.publish(self.subject, body, headers=headers)
                 else:
                     headers[BATCH_COMMIT] = "1"
-                    reply = await nc.request(self.subject, body, timeout, headers=headers)
+                    # The broker stores the whole batch before it answers: more time for
+                    # more rows (a retry would send them all again).
+                    commit = timeout * max(1.0, last / BATCH_PER_TIMEOUT)
+                    reply = await nc.request(self.subject, body, commit, headers=headers)
                     ack = _check_reply(reply.data)
                     if ack is None or not isinstance(ack.get("seq"), int):
                         raise NatsError(f"no publish ack for the batch: {reply.data!r}")
                     self.stream_seq, self.published = ack["seq"], row.seq
                     self.sent += last
+                    self._batch_failures = 0
         except APIError as exc:
-            if exc.err_code != WRONG_LAST_SEQUENCE:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                raise
+            # Batches disabled on the stream, or refused again and again: rows one by one.
+            # Anything else (the broker busy, a batch abandoned) is tried again as it is.
+            self._batch_failures += 1
+            if exc.err_code == ATOMIC_DISABLED or self._batch_failures >= BATCH_FAILURES:
                 self._batches = False
                 log.warning(
-                    "floor: the stream refused a batch (%s); rows go one by one from now on",
+                    "floor: the stream refused a batch (%s, error %s); rows go one by one "
+                    "from now on",
                     exc.description,
+                    exc.err_code,
                 )
             raise
 
