@@ -79,6 +79,8 @@ POLL = 5.0
 #: Seconds the publisher waits after a commit is announced before it reads the rows: the
 #: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
 AFTER_COMMIT = 0.003
+#: The longest the publisher gathers rows while the broker is slow to acknowledge.
+MAX_GATHER = 1.0
 #: Seconds between two syncs while refused (two journals claim the table).
 CONFLICT_RETRY = 30.0
 #: Backoff after an error, doubling up to the max.
@@ -212,6 +214,8 @@ class Publisher:
         #: Waiting rows go as atomic batches (until the stream refuses them).
         self._batches = True
         self._batch_failures = 0  # batches refused in a row
+        #: How long the broker takes to acknowledge one row (a moving average).
+        self._ack_seconds = 0.0
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -414,12 +418,14 @@ class Publisher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), POLL)
             # Let the station answer and broadcast the commit first (one interpreter: the
-            # publisher's Python would otherwise compete with it right then).
-            await asyncio.sleep(AFTER_COMMIT)
+            # publisher's Python would otherwise compete with it right then). A busy broker
+            # (slow acks) gets the rows of that while together: one batch, one disk sync.
+            await asyncio.sleep(min(max(AFTER_COMMIT, self._ack_seconds), MAX_GATHER))
 
     async def _publish_one(self, row: Row) -> None:
         nc = self._nc
         assert nc is not None
+        sent = time.monotonic()
         reply = await nc.request(
             self.subject,
             JournalMessage.of(self.table, row).encode(),
@@ -431,6 +437,11 @@ class Publisher:
             raise NatsError(f"no publish ack for row {row.seq}: {reply.data[:200]!r}")
         self.stream_seq, self.published = ack["seq"], row.seq
         self.sent += 1
+        self._acked(sent)
+
+    def _acked(self, sent: float) -> None:
+        """The broker's time to acknowledge (a moving average): how long to gather rows."""
+        self._ack_seconds = 0.8 * self._ack_seconds + 0.2 * (time.monotonic() - sent)
 
     async def _publish_batch(self, rows: list[Row]) -> None:
         """Rows waiting (a backlog, or a burst) as one atomic batch (JetStream 2.12+): all
@@ -458,7 +469,9 @@ class Publisher:
                     # The broker stores the whole batch before it answers: more time for
                     # more rows (a retry would send them all again).
                     commit = timeout * max(1.0, last / BATCH_PER_TIMEOUT)
+                    sent = time.monotonic()
                     reply = await nc.request(self.subject, body, commit, headers=headers)
+                    self._acked(sent)
                     ack = _check_reply(reply.data)
                     if ack is None or not isinstance(ack.get("seq"), int):
                         raise NatsError(f"no publish ack for the batch: {reply.data!r}")
