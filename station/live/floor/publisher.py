@@ -18,6 +18,11 @@ journals a notice, logs an error, sends an alert and says so in its status (and 
 `/api/health` and the heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case
 the operator resolved it.
 
+Rows that wait (after an outage, or while the broker is slow: then the publisher gathers
+rows for as long as an acknowledgement takes, up to `MAX_GATHER`) go as atomic batches
+of up to `BATCH_MAX` rows: all stored or none, the expected last sequence checked before
+the first, one disk sync for all (the broker syncs every acknowledged write).
+
 A heartbeat (core NATS) goes out every `[floor] heartbeat_interval` seconds whatever the
 stream does, with the journal's last row and the table's state.
 """
