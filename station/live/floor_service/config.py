@@ -1,0 +1,273 @@
+"""The floor service's TOML config (`station floor --config FILE`): a file of its own,
+typed like the station's (`drivers.config.Section`: strict, unknown keys refused, every
+error naming the file, the section and the key). `config/floor.example.toml` shows every
+key with its default (a test keeps it in step with these models).
+
+The token store is the station's (`[api] tokens` by hash and a `token_file` managed by
+`station token add --config FILE`), so the floor has the same login and the same roles.
+Relative paths are relative to the config file's folder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from drivers.config import ConfigError, Problem, Section, bounds, describe
+from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
+
+__all__ = [
+    "ArchiveConfig",
+    "BrokerConfig",
+    "ConfigError",
+    "FloorApiConfig",
+    "FloorConfig",
+    "FloorTableConfig",
+    "from_mapping",
+    "load",
+]
+
+#: How long a table may be silent (no heartbeat) before the floor shows it offline.
+OFFLINE_AFTER = 15.0
+
+
+def _token(value: str, what: str) -> str:
+    """A NATS subject token: no dots, wildcards or white space."""
+    if not value or any(c in value for c in ".*> \t\r\n"):
+        raise ValueError(
+            f"{what} {value!r} cannot be part of a NATS subject: use letters, digits, - or _ "
+            "(no dots, spaces, * or >)"
+        )
+    return value
+
+
+class BrokerConfig(Section):
+    """`[broker]`: the NATS server (JetStream) the stations publish to."""
+
+    servers: tuple[str, ...] = Field(
+        ("nats://127.0.0.1:4222",),
+        strict=False,
+        description="NATS server URLs (nats://host:port, tls://host:port)",
+    )
+    site: str = Field(
+        "site-1",
+        description="the site (casino floor) whose tables this service archives: subjects "
+        "floor.<site>.<table>.journal and .heartbeat",
+    )
+    durable: str = Field(
+        "floor-service",
+        description="the JetStream durable consumer's name: a restarted service resumes "
+        "where this one acknowledged",
+    )
+    batch: int = Field(
+        100, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
+    )
+    ack_wait: float = Field(
+        30.0,
+        ge=0.5,
+        le=3600,
+        json_schema_extra=bounds("second"),
+        description="seconds before the broker sends again rows that were fetched but not "
+        "acked (a service killed between its commit and its ack gets them again)",
+    )
+    connect_timeout: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds to wait for the broker on each try; the service keeps trying",
+    )
+
+    @field_validator("servers")
+    @classmethod
+    def _servers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError('name at least one server, e.g. ["nats://127.0.0.1:4222"]')
+        for url in value:
+            scheme, sep, rest = url.partition("://")
+            if scheme not in ("nats", "tls", "ws", "wss") or not sep or not rest:
+                raise ValueError(f"{url!r} is not a NATS URL: write nats://host:port")
+        return value
+
+    @field_validator("site")
+    @classmethod
+    def _site(cls, value: str) -> str:
+        return _token(value, "the site")
+
+    @field_validator("durable")
+    @classmethod
+    def _durable(cls, value: str) -> str:
+        return _token(value, "the durable name")
+
+
+class ArchiveConfig(Section):
+    """`[archive]`: the floor archive, every table's journal rows (SQLite, WAL)."""
+
+    path: Path = Field(
+        Path("var/floor.db"),
+        strict=False,
+        description="the floor archive (SQLite, WAL, synchronous FULL); relative to the "
+        "config file's folder",
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+
+class FloorApiConfig(Section):
+    """`[api]`: where the floor view listens and who may see it (the station's tokens)."""
+
+    bind: str = Field("127.0.0.1:8100", description="HOST:PORT where the floor page and API listen")
+    public_read: bool = Field(
+        False, description="true: the floor page and GET /api/floor/* need no token"
+    )
+    tokens: tuple[TokenEntry, ...] = Field(
+        (), strict=False, description="tokens by hash, [{name, role, sha256}]"
+    )
+    token_file: Path = Field(
+        Path("var/tokens.toml"),
+        strict=False,
+        description="the token file (re-read when it changes): name a station's (its [api] "
+        "token_file, managed by `station token add/revoke`) for the same logins; relative "
+        "to the config file's folder",
+    )
+    demo_tokens: bool = Field(
+        False,
+        description="make a token per role at start, print them, and forget them at exit "
+        "(demo only)",
+    )
+
+    @property
+    def host(self) -> str:
+        return self.bind.rpartition(":")[0].strip("[]")
+
+    @property
+    def port(self) -> int:
+        return int(self.bind.rpartition(":")[2])
+
+    @field_validator("bind")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        return parse_bind(value)
+
+    @field_validator("token_file")
+    @classmethod
+    def _token_file(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _names_differ(self) -> FloorApiConfig:
+        seen: set[str] = set()
+        for i, t in enumerate(self.tokens):
+            if t.name in seen:
+                raise Problem(("tokens", i, "name"), f"{t.name!r} is used twice")
+            seen.add(t.name)
+        return self
+
+
+class FloorTableConfig(Section):
+    """`[[table]]`: a table the floor expects (shown offline until it is heard from)."""
+
+    id: str = Field(description="the table's id ([table] id of its station)")
+    name: str = Field("", description="what the floor calls it (empty: its id)")
+    dashboard: str = Field(
+        "",
+        description="the table's own dashboard (http:// or https://); empty: the URL the "
+        "station sends in its heartbeats",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("dashboard")
+    @classmethod
+    def _dashboard(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value
+
+
+class FloorSettings(Section):
+    """`[floor]`: how the floor view judges its tables."""
+
+    offline_after: float = Field(
+        OFFLINE_AFTER,
+        gt=0,
+        le=3600,
+        json_schema_extra=bounds("second"),
+        description="seconds without a heartbeat after which a table shows offline",
+    )
+    results_shown: int = Field(
+        12, ge=0, le=100, description="the last results of each table's shoe on the floor view"
+    )
+
+
+class FloorConfig(Section):
+    """The whole file. `source` (not a key of the file) says where it came from."""
+
+    broker: BrokerConfig = Field(default_factory=BrokerConfig, description="[broker]")
+    archive: ArchiveConfig = Field(default_factory=ArchiveConfig, description="[archive]")
+    floor: FloorSettings = Field(default_factory=FloorSettings, description="[floor]")
+    api: FloorApiConfig = Field(default_factory=FloorApiConfig, description="[api]")
+    log: LogConfig = Field(default_factory=LogConfig, description="[log]")
+    table: tuple[FloorTableConfig, ...] = Field(
+        (), strict=False, description="[[table]]: the tables the floor expects"
+    )
+    source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
+
+    @model_validator(mode="after")
+    def _tables_differ(self) -> FloorConfig:
+        seen: set[str] = set()
+        for i, t in enumerate(self.table):
+            if t.id in seen:
+                raise Problem(("table", i, "id"), f"table {t.id!r} is listed twice")
+            seen.add(t.id)
+        return self
+
+
+SECTIONS = tuple(name for name in FloorConfig.model_fields if name != "source")
+
+
+def load(path: str | Path | None) -> FloorConfig:
+    """The floor config from a TOML file (None: all defaults)."""
+    if path is None:
+        return FloorConfig()
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
+
+
+def from_mapping(
+    data: dict[str, Any], source: str = "config", base: Path | None = None
+) -> FloorConfig:
+    """The floor config from parsed TOML; every error names `source`, section and key."""
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)}); "
+            "is this a station's config? `station floor` takes the floor's own "
+            "(config/floor.example.toml)"
+        )
+    try:
+        config = FloorConfig.model_validate(data, context={"base": base})
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, FloorConfig, source=source)) from None
+    return config.model_copy(update={"source": source})
