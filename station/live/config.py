@@ -44,11 +44,14 @@ from drivers.config import (
 from station.core.paytables import Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
 from station.core.table import CUT_POLICIES, Table
+from station.live.floor.messages import check_token
+from station.live.floor.settings import FloorConfig
 
 __all__ = [
     "ROLES",
     "ApiConfig",
     "ConfigError",
+    "FloorConfig",
     "JournalConfig",
     "LogConfig",
     "ReaderConfig",
@@ -528,12 +531,23 @@ class StationConfig(Section):
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
+    floor: FloorConfig = Field(default_factory=FloorConfig, description="[floor]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")
     @classmethod
     def _no_reader(cls, value: Any) -> Any:
         return None if isinstance(value, Mapping) and not value else value
+
+    @model_validator(mode="after")
+    def _floor_table(self) -> StationConfig:
+        """With a floor, the table's id is a token of its subjects (floor.<site>.<table>)."""
+        if self.floor.enabled:
+            try:
+                check_token(self.table.id, "[table] id")
+            except ValueError as exc:
+                raise Problem(("table", "id"), f"{exc}; the floor ([floor] url) needs it") from None
+        return self
 
     @property
     def stop_command(self) -> bytes:

@@ -14,6 +14,7 @@ from station.cli import main
 from station.live.config import (
     ApiConfig,
     ConfigError,
+    FloorConfig,
     JournalConfig,
     LogConfig,
     SignalsConfig,
@@ -292,6 +293,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "signals": SignalsConfig,
     "signals.webhook": WebhookConfig,
     "log": LogConfig,
+    "floor": FloorConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

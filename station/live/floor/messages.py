@@ -1,0 +1,380 @@
+"""What a station and the floor say to each other over NATS: one module both sides import.
+
+Subjects (`site` and `table` are single subject tokens, see `check_token`):
+
+- `floor.<site>.<table>.journal` (JetStream, stream `STREAM`): one message per journal
+  row, notices included, in journal order, each exactly once. The body is the row as
+  `/api/journal` returns it plus `table`, `prev_hash` and `hash` (`JournalMessage`). The
+  publisher sends every row with `Nats-Expected-Last-Subject-Sequence` (the stream
+  sequence of the table's previous row), so a second writer or a retry can never put a
+  row twice or out of order.
+- `floor.<site>.<table>.heartbeat` (core NATS, not stored): every `HEARTBEAT_INTERVAL`
+  seconds, the station's last committed row and what the table is doing (`Heartbeat`).
+  A table without one for `OFFLINE_AFTER` seconds is offline.
+- `floor.<site>.<table>.alert` (core NATS, not stored): something the floor must see now
+  (`Alert`), e.g. the publisher refused because another journal claims this table. The
+  same is journaled as a notice (and so published too, once the conflict is resolved).
+
+The hash of a row can be checked from the message alone (`JournalMessage.computed_hash`):
+the journal stores the event and the verdict as sorted-key JSON, which orjson rebuilds
+byte for byte from the parsed values, so the floor checks each table's chain itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+
+from station.live.journal import VERDICT_KEYS, Row, row_hash
+
+#: The first token of every floor subject.
+PREFIX = "floor"
+#: The JetStream stream holding every table's journal rows (all sites).
+STREAM = "FLOOR"
+#: The stream's subjects: journal rows only (heartbeats and alerts are not stored).
+STREAM_SUBJECTS = (f"{PREFIX}.*.*.journal",)
+#: Seconds between two heartbeats of a station.
+HEARTBEAT_INTERVAL = 5.0
+#: A table whose last heartbeat is older than this is shown offline.
+OFFLINE_AFTER = 15.0
+#: The header each journal message is published with (JetStream's optimistic lock).
+EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
+#: JetStream's error code for "wrong last sequence" (the header above did not hold).
+WRONG_LAST_SEQUENCE = 10071
+#: A subject token: what `site` and `[table] id` must be for the floor.
+TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+KINDS = ("journal", "heartbeat", "alert")
+
+
+class BadMessage(ValueError):
+    """A floor message that is not what this module writes (the text says what is wrong)."""
+
+
+def check_token(value: str, what: str) -> str:
+    """`value` if it can be one token of a NATS subject (letters, digits, - and _)."""
+    if not TOKEN.fullmatch(value):
+        raise ValueError(
+            f"{what} {value!r} cannot be part of a floor subject: use 1 to 64 letters, "
+            "digits, '-' or '_' (no dots, spaces or wildcards)"
+        )
+    return value
+
+
+def subject(site: str, table: str, kind: str) -> str:
+    """`floor.<site>.<table>.<kind>` (kind: journal, heartbeat or alert)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    return f"{PREFIX}.{check_token(site, 'site')}.{check_token(table, 'table')}.{kind}"
+
+
+def journal_subject(site: str, table: str) -> str:
+    return subject(site, table, "journal")
+
+
+def heartbeat_subject(site: str, table: str) -> str:
+    return subject(site, table, "heartbeat")
+
+
+def alert_subject(site: str, table: str) -> str:
+    return subject(site, table, "alert")
+
+
+def wildcard(kind: str, site: str = "*") -> str:
+    """What a floor service subscribes to: `floor.<site>.*.<kind>` (site "*": all)."""
+    if site != "*":
+        check_token(site, "site")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    return f"{PREFIX}.{site}.*.{kind}"
+
+
+def parse_subject(text: str) -> tuple[str, str, str]:
+    """(site, table, kind) of a floor subject; `BadMessage` for any other subject."""
+    parts = text.split(".")
+    if len(parts) != 4 or parts[0] != PREFIX or parts[3] not in KINDS:
+        raise BadMessage(f"{text!r} is not a floor subject (floor.<site>.<table>.<kind>)")
+    if not (TOKEN.fullmatch(parts[1]) and TOKEN.fullmatch(parts[2])):
+        raise BadMessage(f"{text!r}: the site and table must be subject tokens")
+    return parts[1], parts[2], parts[3]
+
+
+def stream_config(
+    name: str = STREAM,
+    *,
+    max_age: float = 0.0,
+    max_bytes: int = -1,
+    deny_delete: bool = False,
+) -> StreamConfig:
+    """The stream a station expects (the floor service or the operator creates it; see
+    the README's "The floor: publishing"): file storage, every row kept until `max_age`
+    seconds (0: for ever) or `max_bytes`, the oldest dropped first, direct gets allowed
+    (a station reads its table's last row with one request its permissions can name)."""
+    return StreamConfig(
+        name=name,
+        subjects=list(STREAM_SUBJECTS),
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        discard=DiscardPolicy.OLD,
+        max_age=max_age,
+        max_bytes=max_bytes,
+        max_msgs_per_subject=-1,
+        num_replicas=1,
+        allow_direct=True,
+        deny_delete=deny_delete,
+    )
+
+
+def _dumps(obj: object) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def _loads(data: bytes, what: str) -> dict[str, Any]:
+    try:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise BadMessage(f"{what}: not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadMessage(f"{what}: expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _field(body: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    value = body.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise BadMessage(f"{what}: field {key!r} is missing or of the wrong type: {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class JournalMessage:
+    """One journal row on `floor.<site>.<table>.journal`."""
+
+    table: str
+    seq: int
+    ts: str
+    source: str
+    actor: str
+    event: dict[str, Any]
+    #: The verdict as `/api/journal` shows it (`seq` first), None for a notice.
+    verdict: dict[str, Any] | None
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def of(cls, table: str, row: Row) -> JournalMessage:
+        api = row.to_api()
+        return cls(
+            table,
+            row.seq,
+            row.ts,
+            row.source,
+            row.actor,
+            row.event,
+            api["verdict"],
+            row.prev_hash,
+            row.hash,
+        )
+
+    @property
+    def kind(self) -> str:
+        """The journal's kind of row: "notice" (no verdict) or "event"."""
+        return "notice" if self.verdict is None else "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "seq": self.seq,
+            "ts": self.ts,
+            "source": self.source,
+            "actor": self.actor,
+            "event": self.event,
+            "verdict": self.verdict,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def decode(cls, data: bytes) -> JournalMessage:
+        """The message in `data`, its fields checked (not its hash: `chain_ok`)."""
+        what = "journal message"
+        body = _loads(data, what)
+        verdict = body.get("verdict")
+        if verdict is not None and (
+            not isinstance(verdict, dict) or any(k not in verdict for k in VERDICT_KEYS)
+        ):
+            raise BadMessage(
+                f"{what}: the verdict must be null or an object with "
+                f"{', '.join(VERDICT_KEYS)}: {verdict!r}"
+            )
+        seq = _field(body, "seq", int, what)
+        if seq < 1:
+            raise BadMessage(f"{what}: seq must be 1 or more, got {seq}")
+        return cls(
+            _field(body, "table", str, what),
+            seq,
+            _field(body, "ts", str, what),
+            _field(body, "source", str, what),
+            _field(body, "actor", str, what),
+            _field(body, "event", dict, what),
+            verdict,
+            _field(body, "prev_hash", str, what),
+            _field(body, "hash", str, what),
+        )
+
+    def computed_hash(self) -> str:
+        """The row's hash recomputed from the message, as the journal computed it."""
+        verdict = None
+        if self.verdict is not None:
+            verdict = _dumps({k: self.verdict[k] for k in VERDICT_KEYS}).decode()
+        return row_hash(
+            self.seq,
+            self.ts,
+            self.source,
+            self.actor,
+            self.kind,
+            _dumps(self.event).decode(),
+            verdict,
+            self.prev_hash,
+        )
+
+    def chain_ok(self, prev_hash: str) -> bool:
+        """True if this row follows a row whose hash is `prev_hash` and is unedited."""
+        return self.prev_hash == prev_hash and self.computed_hash() == self.hash
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """A station's `floor.<site>.<table>.heartbeat`: alive, how far its journal is, how
+    far the stream has it, and what the table is doing."""
+
+    site: str
+    table: str
+    ts: str
+    #: The journal's last committed row and its hash.
+    seq: int
+    hash: str
+    #: The last row the publisher knows the stream holds (0: none yet).
+    published: int
+    #: The publisher's state: "connecting", "publishing", "refused" (see `Alert`).
+    floor: str
+    game: str
+    #: Shoes started so far (1 is the first shoe).
+    shoe: int
+    #: The round being dealt or last dealt (None before the first of the shoe).
+    round: int | None
+    suspended: bool
+    #: The suspension's code (e.g. "unreadable_card"), None when not suspended.
+    code: str | None
+    interval: float = HEARTBEAT_INTERVAL
+
+    def encode(self) -> bytes:
+        return orjson.dumps(
+            {
+                "site": self.site,
+                "table": self.table,
+                "ts": self.ts,
+                "seq": self.seq,
+                "hash": self.hash,
+                "published": self.published,
+                "floor": self.floor,
+                "game": self.game,
+                "shoe": self.shoe,
+                "round": self.round,
+                "suspended": self.suspended,
+                "code": self.code,
+                "interval": self.interval,
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes) -> Heartbeat:
+        what = "heartbeat"
+        body = _loads(data, what)
+        rnd = body.get("round")
+        code = body.get("code")
+        interval = body.get("interval", HEARTBEAT_INTERVAL)
+        if rnd is not None and (not isinstance(rnd, int) or isinstance(rnd, bool)):
+            raise BadMessage(f"{what}: field 'round' must be an integer or null: {rnd!r}")
+        if code is not None and not isinstance(code, str):
+            raise BadMessage(f"{what}: field 'code' must be a string or null: {code!r}")
+        if not isinstance(interval, int | float) or isinstance(interval, bool) or interval <= 0:
+            raise BadMessage(f"{what}: field 'interval' must be a positive number: {interval!r}")
+        return cls(
+            _field(body, "site", str, what),
+            _field(body, "table", str, what),
+            _field(body, "ts", str, what),
+            _field(body, "seq", int, what),
+            _field(body, "hash", str, what),
+            _field(body, "published", int, what),
+            _field(body, "floor", str, what),
+            _field(body, "game", str, what),
+            _field(body, "shoe", int, what),
+            rnd,
+            _field(body, "suspended", bool, what),
+            code,
+            float(interval),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """A station's `floor.<site>.<table>.alert`: what the floor must see at once."""
+
+    site: str
+    table: str
+    ts: str
+    #: What happened, e.g. "conflict" (another journal claims this table).
+    code: str
+    message: str
+
+    def encode(self) -> bytes:
+        return orjson.dumps(
+            {
+                "site": self.site,
+                "table": self.table,
+                "ts": self.ts,
+                "code": self.code,
+                "message": self.message,
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes) -> Alert:
+        what = "alert"
+        body = _loads(data, what)
+        return cls(
+            _field(body, "site", str, what),
+            _field(body, "table", str, what),
+            _field(body, "ts", str, what),
+            _field(body, "code", str, what),
+            _field(body, "message", str, what),
+        )
+
+
+def inbox_prefix(site: str, table: str) -> str:
+    """The reply subjects a station's connection uses (`_INBOX.<site>.<table>.*`), so its
+    permissions can let it hear its own replies (publish acks, its last row) and no other
+    station's."""
+    return f"_INBOX.{check_token(site, 'site')}.{check_token(table, 'table')}"
+
+
+def station_permissions(site: str, table: str, stream: str = STREAM) -> dict[str, list[str]]:
+    """What one station may do on the broker: publish its own table's subjects, read its
+    own table's last row of `stream` (a direct get) and the stream's settings, and hear
+    replies on its own inbox. Nothing else: not another table, not a delete."""
+    journal = journal_subject(site, table)
+    return {
+        "publish": [
+            f"{PREFIX}.{site}.{table}.*",
+            f"$JS.API.STREAM.INFO.{stream}",
+            f"$JS.API.DIRECT.GET.{stream}.{journal}",
+        ],
+        "subscribe": [f"{inbox_prefix(site, table)}.>"],
+    }

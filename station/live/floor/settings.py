@@ -1,0 +1,171 @@
+"""`[floor]`: where this station publishes its journal (off by default).
+
+A station with no `url` runs exactly as one without a floor: no publisher, no thread, no
+connection. Secrets (a password or token) come from the environment (`"env:NAME"`) or a
+NATS credentials file, never from the config itself, and are kept out of the model's
+fields, so they are never printed, journaled or dumped with the config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from drivers.config import Problem, Section, bounds
+from station.live.floor.messages import HEARTBEAT_INTERVAL, STREAM, check_token
+
+URL_SCHEMES = ("nats://", "tls://")
+
+
+def _resolve(path: Path | None, info: ValidationInfo) -> Path | None:
+    """`path` against the config file's folder (the validation context), if relative."""
+    base = info.context.get("base") if isinstance(info.context, Mapping) else None
+    if path is None or base is None or path.is_absolute():
+        return path
+    return Path(os.path.normpath(Path(base) / path))
+
+
+def _from_env(key: str, value: str) -> str:
+    """The secret named by `value` ("env:NAME"), read from the environment."""
+    name = value.removeprefix("env:")
+    if not value.startswith("env:") or not name:
+        raise Problem(
+            key,
+            f'write {key} = "env:NAME" (the {key} itself belongs in the environment, '
+            "never in the config)",
+        )
+    if name not in os.environ:
+        raise Problem(key, f"the environment variable {name} is not set")
+    return os.environ[name]
+
+
+class FloorConfig(Section):
+    """`[floor]`: the NATS broker this station publishes its journal rows and heartbeats
+    to (see the README, "The floor: publishing")."""
+
+    url: str = Field(
+        "",
+        description="the floor broker, nats://HOST:PORT or tls://HOST:PORT (several, "
+        "comma-separated, for a cluster); empty: no floor, the station runs without one",
+    )
+    site: str = Field(
+        "site-1",
+        description="this casino's name in the floor subjects floor.<site>.<table>.* "
+        "(letters, digits, - and _)",
+    )
+    stream: str = Field(
+        STREAM,
+        description="the JetStream stream the floor keeps the rows in (its subjects must "
+        "cover floor.<site>.<table>.journal; the floor service creates it)",
+    )
+    user: str = Field("", description="the station's broker user (with password)")
+    password: str = Field(
+        "", description='"env:NAME": the password is the environment variable NAME'
+    )
+    token: str = Field("", description='"env:NAME": a broker token instead of user and password')
+    creds_file: Path | None = Field(
+        None,
+        strict=False,
+        description="a NATS credentials file (JWT and nkey seed) instead of a password; "
+        "relative to the config file's folder",
+    )
+    ca_file: Path | None = Field(
+        None,
+        strict=False,
+        description="tls:// only: the CA that signed the broker's certificate (default: "
+        "the system's); relative to the config file's folder",
+    )
+    cert_file: Path | None = Field(
+        None,
+        strict=False,
+        description="tls:// only: this station's client certificate, when the broker "
+        "verifies clients (with key_file)",
+    )
+    key_file: Path | None = Field(
+        None, strict=False, description="tls:// only: the client certificate's key"
+    )
+    heartbeat_interval: float = Field(
+        HEARTBEAT_INTERVAL,
+        ge=1,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds between two heartbeats (the floor shows a table offline "
+        "after three missed)",
+    )
+    timeout: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds the broker has to acknowledge a row before the publisher "
+        "asks the stream what it holds and tries again",
+    )
+    _password: str = PrivateAttr("")
+    _token: str = PrivateAttr("")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url)
+
+    @property
+    def servers(self) -> list[str]:
+        return [u.strip() for u in self.url.split(",") if u.strip()]
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        for url in (u.strip() for u in value.split(",")):
+            if value and not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
+                raise ValueError(
+                    f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r} "
+                    "(leave url empty for no floor)"
+                )
+        return value
+
+    @field_validator("site")
+    @classmethod
+    def _site(cls, value: str) -> str:
+        return check_token(value, "the site")
+
+    @field_validator("stream")
+    @classmethod
+    def _stream(cls, value: str) -> str:
+        return check_token(value, "the stream")
+
+    @field_validator("creds_file", "ca_file", "cert_file", "key_file")
+    @classmethod
+    def _paths(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and (not str(value).strip() or str(value) == "."):
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _credentials(self) -> FloorConfig:
+        ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
+        if sum(ways) > 1:
+            raise Problem(
+                "user",
+                "give one way to log in: user and password, token, or creds_file",
+            )
+        if bool(self.user) != bool(self.password):
+            raise Problem("password" if self.user else "user", "give user and password together")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise Problem("cert_file", "give cert_file and key_file together")
+        if self.password:
+            self._password = _from_env("password", self.password)
+        if self.token:
+            self._token = _from_env("token", self.token)
+        if self.creds_file is not None and not self.creds_file.is_file():
+            raise Problem("creds_file", f"cannot read {self.creds_file}: no such file")
+        return self
+
+    @property
+    def secret_password(self) -> str:
+        return self._password
+
+    @property
+    def secret_token(self) -> str:
+        return self._token
