@@ -41,6 +41,10 @@ class Suspension(BaseModel):
     code: str = Field(description="the error code that suspended the table")
     explanation: str = Field(description="the code in a supervisor's words")
     since_seq: int | None = Field(description="the journal row that began the suspension")
+    source: str = Field(
+        description="archive (the archived rows say so) or heartbeat (the station, ahead "
+        "of the archive, says so now)"
+    )
 
 
 class Result(BaseModel):
@@ -60,6 +64,12 @@ class AlertOut(BaseModel):
     message: str = Field(description="what happened and what the floor did")
     raised: str = Field(description="when (UTC)")
     resolved: str | None = Field(description="when the missing rows came (gap), else null")
+
+
+class StationAlertOut(BaseModel):
+    code: str = Field(description="what happened, e.g. conflict")
+    message: str
+    ts: str = Field(description="when, by the station's clock (UTC)")
 
 
 class FloorTable(BaseModel):
@@ -86,6 +96,13 @@ class FloorTable(BaseModel):
     held: int = Field(description="rows held back (gap or broken chain), not archived")
     alerts: list[AlertOut] = Field(description="the table's open alerts")
     problem: str | None = Field(description="why the floor cannot show the table's state")
+    publisher: str | None = Field(
+        description="the station's publisher as its heartbeat says: connecting, publishing "
+        "or refused"
+    )
+    station_alerts: list[StationAlertOut] = Field(
+        description="what the station said the floor must see (its latest alerts)"
+    )
 
 
 class FloorTables(BaseModel):

@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from station.live.floor.messages import BadMessage, JournalMessage
 from station.live.journal import (
     GENESIS,
     VERDICT_KEYS,
@@ -148,64 +149,42 @@ class FloorRow:
         )
 
 
-def _text(message: dict[str, Any], key: str) -> str:
-    value = message.get(key)
-    if not isinstance(value, str):
-        raise Malformed(f"'{key}' must be a string, got {type(value).__name__}")
-    return value
-
-
 def parse_row(body: bytes, table: str | None = None) -> FloorRow:
-    """A message of `floor.<site>.<table>.journal` (a row of `/api/journal` plus `table`,
-    `hash` and `prev_hash`) as a `FloorRow`; `Malformed` saying why it is not one.
-    `table`, if given, is the table the subject names: the row must say the same."""
+    """A message of `floor.<site>.<table>.journal` (`JournalMessage`: a row of
+    `/api/journal` plus `table`, `hash` and `prev_hash`) as a `FloorRow` in the journal's
+    stored text; `Malformed` saying why it is not one. `table`, if given, is the table
+    the subject names: the row must say the same."""
     try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise Malformed(f"not JSON: {exc}") from None
-    if not isinstance(message, dict):
-        raise Malformed(f"expected a JSON object, got {type(message).__name__}")
-    seq = message.get("seq")
-    if type(seq) is not int or seq < 1:
-        raise Malformed(f"'seq' must be a whole number from 1, got {seq!r}")
-    row_table = _text(message, "table")
-    if table is not None and row_table != table:
-        raise Malformed(f"the row says table {row_table!r} but came on the subject of {table!r}")
-    event = message.get("event")
-    if not isinstance(event, dict):
-        raise Malformed("'event' must be a JSON object")
-    verdict = message.get("verdict")
-    if verdict is not None and not isinstance(verdict, dict):
-        raise Malformed("'verdict' must be a JSON object or null")
-    kind = message.get("kind", "notice" if verdict is None else "event")
-    if kind not in ("event", "notice") or (kind == "notice") != (verdict is None):
-        raise Malformed(f"'kind' {kind!r} does not fit its verdict")
+        message = JournalMessage.decode(body)
+    except BadMessage as exc:
+        raise Malformed(str(exc)) from None
+    if table is not None and message.table != table:
+        raise Malformed(
+            f"the row says table {message.table!r} but came on the subject of {table!r}"
+        )
+    for key in ("prev_hash", "hash"):
+        value = getattr(message, key)
+        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+            raise Malformed(f"'{key}' must be 64 lower-case hex digits")
+    verdict = message.verdict
     try:
+        text = event_text(message.event)
         verdict_text = (
             None if verdict is None else event_text({k: verdict[k] for k in VERDICT_KEYS})
         )
-        text = event_text(event)
-    except KeyError as exc:
-        raise Malformed(f"the verdict has no {exc.args[0]!r}") from None
     except Unstorable as exc:
         raise Malformed(str(exc)) from None
-    hashes = []
-    for key in ("prev_hash", "hash"):
-        value = _text(message, key)
-        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-            raise Malformed(f"'{key}' must be 64 lower-case hex digits")
-        hashes.append(value)
     return FloorRow(
-        table=row_table,
-        seq=seq,
-        ts=_text(message, "ts"),
-        source=_text(message, "source"),
-        actor=_text(message, "actor"),
-        kind=kind,
+        table=message.table,
+        seq=message.seq,
+        ts=message.ts,
+        source=message.source,
+        actor=message.actor,
+        kind=message.kind,
         event=text,
         verdict=verdict_text,
-        prev_hash=hashes[0],
-        hash=hashes[1],
+        prev_hash=message.prev_hash,
+        hash=message.hash,
     )
 
 

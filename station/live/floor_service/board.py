@@ -24,25 +24,28 @@ from typing import Any
 import orjson
 
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import Table
+from station.core.table import EXPLANATIONS, Table
+from station.live.floor.messages import Alert as StationAlert
+from station.live.floor.messages import Heartbeat
 from station.live.floor_service.archive import Alert, Archive, Committed, FloorRow
-from station.live.floor_service.config import FloorConfig
+from station.live.floor_service.config import FloorServiceConfig
 from station.live.journal import CREATED
 
 log = logging.getLogger("station.floor")
 
-#: Longest text of a heartbeat field the floor keeps (a station's URL, its version).
+#: Longest dashboard URL the floor keeps from a heartbeat.
 FIELD_TEXT = 300
+#: What a station said on its alert subject, kept per table (the latest).
+STATION_ALERTS_KEPT = 5
 
 
 @dataclass(frozen=True, slots=True)
-class Heartbeat:
+class Beat:
     """The last heartbeat of a table: when it came (the board's clock) and what it said."""
 
     received: float
-    seq: int | None
+    heartbeat: Heartbeat
     dashboard: str | None
-    payload: Mapping[str, Any]
 
 
 class TableView:
@@ -122,11 +125,14 @@ def compact_result(result: Mapping[str, Any]) -> dict[str, Any]:
 class Board:
     """Every table the floor knows: the config's, and any the broker brings."""
 
-    def __init__(self, config: FloorConfig, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, config: FloorServiceConfig, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.config = config
         self.clock = clock
         self.views: dict[str, TableView] = {}
-        self.heartbeats: dict[str, Heartbeat] = {}
+        self.heartbeats: dict[str, Beat] = {}
+        self.station_alerts: dict[str, list[StationAlert]] = {}
         self.held: dict[str, int] = {}
         self.alerts: list[Alert] = []
         #: The broker as the consumer last found it, in words (shown on the floor view).
@@ -160,16 +166,21 @@ class Board:
         for alert in done.raised:
             self.view(alert.table)
 
-    def heartbeat(self, table_id: str, payload: Mapping[str, Any]) -> None:
-        """A station's heartbeat: it is online now."""
-        seq = payload.get("seq", payload.get("last_seq"))
-        dashboard = _short(payload.get("dashboard", payload.get("url")))
-        if dashboard is not None and not dashboard.startswith(("http://", "https://")):
-            dashboard = None
+    def heartbeat(self, beat: Heartbeat, dashboard: object = None) -> None:
+        """A station's heartbeat: it is online now. `dashboard`: the URL of its own
+        dashboard, if the heartbeat names one (else the config's)."""
+        url = _short(dashboard)
+        if url is not None and not url.startswith(("http://", "https://")):
+            url = None
+        self.view(beat.table)
+        self.heartbeats[beat.table] = Beat(self.clock(), beat, url)
+
+    def station_alert(self, table_id: str, alert: StationAlert) -> None:
+        """What a station said the floor must see (kept in memory: the latest few)."""
         self.view(table_id)
-        self.heartbeats[table_id] = Heartbeat(
-            self.clock(), seq if type(seq) is int and seq >= 0 else None, dashboard, payload
-        )
+        kept = self.station_alerts.setdefault(table_id, [])
+        kept.append(alert)
+        del kept[:-STATION_ALERTS_KEPT]
 
     def online(self, table_id: str) -> bool:
         beat = self.heartbeats.get(table_id)
@@ -188,7 +199,8 @@ class Board:
         snap = view.snapshot()
         settings = view.settings or {}
         dashboard = (configured.dashboard if configured else "") or (beat and beat.dashboard)
-        station_seq = beat.seq if beat is not None else None
+        online = beat is not None and now - beat.received < self.config.floor.offline_after
+        station_seq = beat.heartbeat.seq if beat is not None else None
         suspension = None
         if snap is not None and snap.suspension is not None:
             s = snap.suspension
@@ -196,6 +208,21 @@ class Board:
                 "code": s["code"],
                 "explanation": s["explanation"],
                 "since_seq": s["since_seq"],
+                "source": "archive",
+            }
+        elif (
+            beat is not None
+            and online
+            and beat.heartbeat.suspended
+            and beat.heartbeat.seq > view.seq
+        ):
+            # The station is ahead of the archive: its heartbeat says it is suspended now.
+            code = beat.heartbeat.code or "suspended"
+            suspension = {
+                "code": code,
+                "explanation": EXPLANATIONS.get(code, code),
+                "since_seq": None,
+                "source": "heartbeat",
             }
         results = []
         shown = self.config.floor.results_shown
@@ -205,7 +232,7 @@ class Board:
             "id": table_id,
             "name": (configured.name if configured else "") or table_id,
             "dashboard": dashboard or None,
-            "online": beat is not None and now - beat.received < self.config.floor.offline_after,
+            "online": online,
             "silent_for": None if beat is None else round(now - beat.received, 1),
             "game": str(getattr(snap, "game", None) or settings.get("game", "punto_banco")),
             "decks": settings.get("decks"),
@@ -223,4 +250,9 @@ class Board:
             "held": self.held.get(table_id, 0),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
             "problem": view.problem,
+            "publisher": beat.heartbeat.floor if beat is not None else None,
+            "station_alerts": [
+                {"code": a.code, "message": a.message, "ts": a.ts}
+                for a in self.station_alerts.get(table_id, [])
+            ],
         }

@@ -10,52 +10,79 @@ Relative paths are relative to the config file's folder.
 
 from __future__ import annotations
 
+import ssl
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from drivers.config import ConfigError, Problem, Section, bounds, describe
 from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
+from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
+from station.live.floor.settings import URL_SCHEMES, _from_env
 
 __all__ = [
     "ArchiveConfig",
     "BrokerConfig",
     "ConfigError",
     "FloorApiConfig",
-    "FloorConfig",
+    "FloorServiceConfig",
+    "FloorSettings",
     "FloorTableConfig",
     "from_mapping",
     "load",
 ]
 
-#: How long a table may be silent (no heartbeat) before the floor shows it offline.
-OFFLINE_AFTER = 15.0
-
-
-def _token(value: str, what: str) -> str:
-    """A NATS subject token: no dots, wildcards or white space."""
-    if not value or any(c in value for c in ".*> \t\r\n"):
-        raise ValueError(
-            f"{what} {value!r} cannot be part of a NATS subject: use letters, digits, - or _ "
-            "(no dots, spaces, * or >)"
-        )
-    return value
-
 
 class BrokerConfig(Section):
-    """`[broker]`: the NATS server (JetStream) the stations publish to."""
+    """`[broker]`: the NATS server (JetStream) the stations publish to, and how this
+    service logs in and consumes (the same keys as a station's `[floor]` where they mean
+    the same; secrets come from the environment or a credentials file)."""
 
-    servers: tuple[str, ...] = Field(
-        ("nats://127.0.0.1:4222",),
-        strict=False,
-        description="NATS server URLs (nats://host:port, tls://host:port)",
+    url: str = Field(
+        "nats://127.0.0.1:4222",
+        description="the floor broker, nats://HOST:PORT or tls://HOST:PORT (several, "
+        "comma-separated, for a cluster)",
     )
     site: str = Field(
         "site-1",
         description="the site (casino floor) whose tables this service archives: subjects "
-        "floor.<site>.<table>.journal and .heartbeat",
+        "floor.<site>.<table>.journal, .heartbeat and .alert",
+    )
+    stream: str = Field(
+        STREAM,
+        description="the JetStream stream of the rows (made by this service if missing)",
+    )
+    user: str = Field("", description="the floor service's broker user (with password)")
+    password: str = Field(
+        "", description='"env:NAME": the password is the environment variable NAME'
+    )
+    token: str = Field("", description='"env:NAME": a broker token instead of user and password')
+    creds_file: Path | None = Field(
+        None,
+        strict=False,
+        description="a NATS credentials file instead of a password; relative to the config "
+        "file's folder",
+    )
+    ca_file: Path | None = Field(
+        None,
+        strict=False,
+        description="tls:// only: the CA that signed the broker's certificate (default: the "
+        "system's)",
+    )
+    cert_file: Path | None = Field(
+        None, strict=False, description="tls:// only: a client certificate (with key_file)"
+    )
+    key_file: Path | None = Field(
+        None, strict=False, description="tls:// only: the client certificate's key"
     )
     durable: str = Field(
         "floor-service",
@@ -71,36 +98,79 @@ class BrokerConfig(Section):
         le=3600,
         json_schema_extra=bounds("second"),
         description="seconds before the broker sends again rows that were fetched but not "
-        "acked (a service killed between its commit and its ack gets them again)",
+        "acked (a service killed between its commit and its ack gets them again then)",
     )
-    connect_timeout: float = Field(
+    timeout: float = Field(
         2.0,
         gt=0,
         le=60,
         json_schema_extra=bounds("second"),
-        description="seconds to wait for the broker on each try; the service keeps trying",
+        description="seconds the broker has to answer a connection or a request; the "
+        "service keeps trying",
     )
+    _password: str = PrivateAttr("")
+    _token: str = PrivateAttr("")
 
-    @field_validator("servers")
+    @property
+    def servers(self) -> list[str]:
+        return [u.strip() for u in self.url.split(",") if u.strip()]
+
+    @field_validator("url")
     @classmethod
-    def _servers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError('name at least one server, e.g. ["nats://127.0.0.1:4222"]')
-        for url in value:
-            scheme, sep, rest = url.partition("://")
-            if scheme not in ("nats", "tls", "ws", "wss") or not sep or not rest:
-                raise ValueError(f"{url!r} is not a NATS URL: write nats://host:port")
+    def _url(cls, value: str) -> str:
+        urls = [u.strip() for u in value.split(",")]
+        for url in urls:
+            if not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
+                raise ValueError(f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r}")
         return value
 
-    @field_validator("site")
+    @field_validator("site", "stream", "durable")
     @classmethod
-    def _site(cls, value: str) -> str:
-        return _token(value, "the site")
+    def _subject_token(cls, value: str, info: ValidationInfo) -> str:
+        return check_token(value, f"the {info.field_name}")
 
-    @field_validator("durable")
+    @field_validator("creds_file", "ca_file", "cert_file", "key_file")
     @classmethod
-    def _durable(cls, value: str) -> str:
-        return _token(value, "the durable name")
+    def _paths(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _credentials(self) -> BrokerConfig:
+        ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
+        if sum(ways) > 1:
+            raise Problem("user", "give one way to log in: user and password, token, or creds_file")
+        if bool(self.user) != bool(self.password):
+            raise Problem("password" if self.user else "user", "give user and password together")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise Problem("cert_file", "give cert_file and key_file together")
+        if self.password:
+            self._password = _from_env("password", self.password)
+        if self.token:
+            self._token = _from_env("token", self.token)
+        if self.creds_file is not None and not self.creds_file.is_file():
+            raise Problem("creds_file", f"cannot read {self.creds_file}: no such file")
+        return self
+
+    def connect_options(self) -> dict[str, Any]:
+        """What `nats.connect` needs to log in (and TLS for tls:// URLs)."""
+        options: dict[str, Any] = {}
+        if self.user:
+            options.update(user=self.user, password=self._password)
+        elif self.token:
+            options["token"] = self._token
+        elif self.creds_file is not None:
+            options["user_credentials"] = str(self.creds_file)
+        if any(u.startswith("tls://") for u in self.servers):
+            ca = None if self.ca_file is None else str(self.ca_file)
+            ctx = ssl.create_default_context(cafile=ca)
+            if self.cert_file is not None and self.key_file is not None:
+                ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+            options["tls"] = ctx
+        return options
 
 
 class ArchiveConfig(Section):
@@ -188,9 +258,7 @@ class FloorTableConfig(Section):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
+        return check_token(value, "the table id")
 
     @field_validator("dashboard")
     @classmethod
@@ -215,7 +283,7 @@ class FloorSettings(Section):
     )
 
 
-class FloorConfig(Section):
+class FloorServiceConfig(Section):
     """The whole file. `source` (not a key of the file) says where it came from."""
 
     broker: BrokerConfig = Field(default_factory=BrokerConfig, description="[broker]")
@@ -229,7 +297,7 @@ class FloorConfig(Section):
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @model_validator(mode="after")
-    def _tables_differ(self) -> FloorConfig:
+    def _tables_differ(self) -> FloorServiceConfig:
         seen: set[str] = set()
         for i, t in enumerate(self.table):
             if t.id in seen:
@@ -238,13 +306,13 @@ class FloorConfig(Section):
         return self
 
 
-SECTIONS = tuple(name for name in FloorConfig.model_fields if name != "source")
+SECTIONS = tuple(name for name in FloorServiceConfig.model_fields if name != "source")
 
 
-def load(path: str | Path | None) -> FloorConfig:
+def load(path: str | Path | None) -> FloorServiceConfig:
     """The floor config from a TOML file (None: all defaults)."""
     if path is None:
-        return FloorConfig()
+        return FloorServiceConfig()
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -257,7 +325,7 @@ def load(path: str | Path | None) -> FloorConfig:
 
 def from_mapping(
     data: dict[str, Any], source: str = "config", base: Path | None = None
-) -> FloorConfig:
+) -> FloorServiceConfig:
     """The floor config from parsed TOML; every error names `source`, section and key."""
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
@@ -267,7 +335,7 @@ def from_mapping(
             "(config/floor.example.toml)"
         )
     try:
-        config = FloorConfig.model_validate(data, context={"base": base})
+        config = FloorServiceConfig.model_validate(data, context={"base": base})
     except ValidationError as exc:
-        raise ConfigError(describe(exc, FloorConfig, source=source)) from None
+        raise ConfigError(describe(exc, FloorServiceConfig, source=source)) from None
     return config.model_copy(update={"source": source})

@@ -29,12 +29,19 @@ import nats.js.errors
 import orjson
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from station.live.floor_service import transport
+from station.live.floor.messages import (
+    Alert,
+    BadMessage,
+    Heartbeat,
+    parse_subject,
+    stream_config,
+    wildcard,
+)
 from station.live.floor_service.archive import Archive, ArchiveError, Arrival, Committed
 from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorConfig
+from station.live.floor_service.config import FloorServiceConfig
 
 log = logging.getLogger("station.floor")
 
@@ -56,7 +63,7 @@ class FloorService:
 
     def __init__(
         self,
-        config: FloorConfig,
+        config: FloorServiceConfig,
         clock: Callable[[], float] = time.monotonic,
         after_commit: Callable[[Committed], None] | None = None,
     ) -> None:
@@ -158,23 +165,27 @@ class FloorService:
             log.debug("broker: %s", exc)
 
         self._nc = nc = await nats.connect(
-            list(broker.servers),
+            broker.servers,
             name=f"station floor {broker.site}",
-            connect_timeout=broker.connect_timeout,
+            connect_timeout=max(1, round(broker.timeout)),
             allow_reconnect=True,
             max_reconnect_attempts=-1,
             reconnect_time_wait=1,
+            ping_interval=5,
+            max_outstanding_pings=2,
             disconnected_cb=disconnected,
             reconnected_cb=reconnected,
             error_cb=error,
+            **broker.connect_options(),
         )
-        js = nc.jetstream()
+        js = nc.jetstream(timeout=broker.timeout)
         await self._ensure_stream(js)
-        await nc.subscribe(transport.heartbeat_filter(broker.site), cb=self._on_heartbeat)
+        await nc.subscribe(wildcard("heartbeat", broker.site), cb=self._on_heartbeat)
+        await nc.subscribe(wildcard("alert", broker.site), cb=self._on_alert)
         sub = await js.pull_subscribe(
-            transport.journal_filter(broker.site),
+            wildcard("journal", broker.site),
             durable=broker.durable,
-            stream=transport.STREAM,
+            stream=broker.stream,
             config=ConsumerConfig(
                 ack_policy=AckPolicy.EXPLICIT,
                 deliver_policy=DeliverPolicy.ALL,
@@ -198,18 +209,17 @@ class FloorService:
             await self._take(nc, msgs)
 
     async def _ensure_stream(self, js: Any) -> None:
-        """The stream, made if no publisher has made it yet (same definition)."""
+        """The stream, made if the operator has not made it yet (the stations' definition)."""
         try:
-            await js.stream_info(transport.STREAM)
+            await js.stream_info(self.config.broker.stream)
         except nats.js.errors.NotFoundError:
-            await js.add_stream(
-                StreamConfig(name=transport.STREAM, subjects=transport.stream_subjects())
-            )
+            await js.add_stream(stream_config(self.config.broker.stream))
+            log.info("made the stream %s", self.config.broker.stream)
 
     async def _take(self, nc: Client, msgs: list[Msg]) -> None:
         """Commit a fetched batch, then ack it; a failed commit acks nothing."""
         assert self.archive is not None
-        arrivals = [Arrival(transport.table_of(m.subject), m.data) for m in msgs]
+        arrivals = [Arrival(_table_of(m.subject), m.data) for m in msgs]
         try:
             done = await asyncio.to_thread(self.archive.commit, arrivals)
         except (sqlite3.Error, OSError) as exc:
@@ -230,14 +240,34 @@ class FloorService:
         await nc.flush()
 
     async def _on_heartbeat(self, msg: Msg) -> None:
+        """A station is alive: its table online, how far its journal is."""
         try:
-            payload = orjson.loads(msg.data)
-        except orjson.JSONDecodeError:
-            log.debug("a heartbeat on %s that is not JSON", msg.subject)
+            beat = Heartbeat.decode(msg.data)
+            _, table, _ = parse_subject(msg.subject)
+        except BadMessage as exc:
+            log.debug("ignored on %s: %s", msg.subject, exc)
             return
-        if not isinstance(payload, dict):
+        if beat.table != table:
+            log.debug("ignored on %s: a heartbeat of table %s", msg.subject, beat.table)
             return
-        table = payload.get("table")
-        if not isinstance(table, str) or not table:
-            table = transport.table_of(msg.subject)
-        self.board.heartbeat(table, payload)
+        payload = orjson.loads(msg.data)  # decoded above: an object; may name a dashboard
+        self.board.heartbeat(beat, payload.get("dashboard"))
+
+    async def _on_alert(self, msg: Msg) -> None:
+        """What a station says the floor must see at once (e.g. its publisher refused)."""
+        try:
+            alert = Alert.decode(msg.data)
+            _, table, _ = parse_subject(msg.subject)
+        except BadMessage as exc:
+            log.debug("ignored on %s: %s", msg.subject, exc)
+            return
+        log.warning("table %s says: %s (%s)", table, alert.message, alert.code)
+        self.board.station_alert(table, alert)
+
+
+def _table_of(subject: str) -> str:
+    """The table a journal subject names (the subject itself if it is not one)."""
+    try:
+        return parse_subject(subject)[1]
+    except BadMessage:
+        return subject
