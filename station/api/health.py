@@ -47,11 +47,18 @@ async def health(request: Request) -> JSONResponse:
     """Liveness: 200 while the station serves; 503 once it has stopped for good."""
     station = station_of(request)
     alive = station.fatal is None
-    body = {
-        "status": "failed" if not alive else "degraded" if station.unavailable else "ok",
+    floor = station.floor.status if station.floor is not None else None
+    refused = floor is not None and floor.state == "refused"
+    degraded = station.unavailable is not None or refused
+    body: dict[str, Any] = {
+        "status": "failed" if not alive else "degraded" if degraded else "ok",
         "version": station_version(),
-        "detail": station.fatal or station.unavailable or "serving",
+        "detail": station.fatal
+        or station.unavailable
+        or (f"floor refused: {floor.detail}" if floor is not None and refused else "serving"),
     }
+    if floor is not None:  # [floor] url set: the publisher's state
+        body["floor"] = floor.to_dict()
     return JSONResponse(body, status_code=200 if alive else 503)
 
 

@@ -18,13 +18,14 @@ replaying the journal) runs on a thread so the API can answer 503 meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -47,6 +48,9 @@ from station.live.journal import (
 )
 from station.live.observe import Observer, StationCollector
 from station.live.signals import WebhookSender, suspended_fields, table_events
+
+if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
+    from station.live.floor.publisher import FloorThread
 
 log = logging.getLogger("station.live.service")
 
@@ -293,6 +297,8 @@ class Station:
         self._stop_reader = threading.Event()
         self._reader_thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The floor publisher ([floor] url set), told of each commit; None: no floor.
+        self.floor: FloorThread | None = None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -316,6 +322,7 @@ class Station:
             journal.last_seq,
         )
         self.webhooks.start()
+        self._start_floor()
         self._fanout = asyncio.create_task(self._fan_out(), name="fan-out")
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         # The restart row names the paytable in force from now on (the journal's record of
@@ -348,6 +355,28 @@ class Station:
             return None
         return restart  # the observer logs it, like every row that needs an operator
 
+    def _start_floor(self) -> None:
+        """The floor publisher in its own thread ([floor] url set; none otherwise). It
+        reads the committed journal itself; a notice it journals goes through the writer."""
+        cfg, loop = self.config, self._loop
+        if not cfg.floor.enabled or loop is None:
+            return
+        from station.live.floor.publisher import FloorThread, Publisher
+
+        def journal_notice(pending: Pending) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: stopping
+                loop.call_soon_threadsafe(self.post, pending)
+
+        publisher = Publisher(
+            cfg.floor,
+            cfg.table.id,
+            cfg.journal.path,
+            state=lambda: self.snapshot,
+            journal_notice=journal_notice,
+        )
+        self.floor = FloorThread(publisher)
+        self.floor.start()
+
     @property
     def closing(self) -> bool:
         """Stopping or failed: no more commits will come (waiters stop waiting)."""
@@ -368,6 +397,9 @@ class Station:
             self._writer.cancel()
             await asyncio.gather(self._writer, return_exceptions=True)
         await self.webhooks.stop()
+        if self.floor is not None:  # the last rows if the broker takes them now
+            last = self.journal.last_seq if self.journal is not None else 0
+            await asyncio.to_thread(self.floor.stop, last)
         if self._fanout is not None:  # after the writer: every committed batch goes out
             self._broadcasts.put_nowait(None)
             await self._fanout
@@ -656,6 +688,8 @@ class Station:
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
         self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
+        if self.floor is not None:  # it reads the rows from the journal itself
+            self.floor.committed()
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
         self.observer.committed(items, rows, changes, done)  # log lines and metrics

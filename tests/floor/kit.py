@@ -5,18 +5,26 @@ service's tests (tests/floor)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nats
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
+from station.core.table import Table
 from station.live.floor.broker import ADMIN_USER, Broker, StationUser, free_port, render_config
-from station.live.floor.messages import STREAM, journal_subject, stream_config
+from station.live.floor.messages import STREAM, JournalMessage, journal_subject, stream_config
+from station.live.floor.publisher import FloorThread, Publisher
+from station.live.floor.settings import FloorConfig
+from station.live.journal import GENESIS, Journal, Pending, notice, read_rows
 
 SITE = "site-1"
 
@@ -39,6 +47,7 @@ class FloorBroker:
 
 def start_broker(tmp: Path, tables: tuple[str, ...] = ("table-1", "table-2")) -> FloorBroker:
     """A started broker whose users are one station per table of `tables` (site SITE)."""
+    tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
     admin = secrets.token_hex(8)
     stations = {t: StationUser(SITE, t, t, secrets.token_hex(8)) for t in tables}
@@ -90,3 +99,139 @@ async def stored_rows(floor: FloorBroker, table: str, site: str = SITE) -> list[
             assert msg.data is not None and msg.seq is not None
             out.append(msg.data)
             seq = msg.seq
+
+
+def station_floor(floor: FloorBroker, table: str, **settings: Any) -> FloorConfig:
+    """The `[floor]` settings of the station of `table` on this broker (its password in
+    the environment, as a station is given it)."""
+    user = floor.user(table)
+    var = f"FLOOR_TEST_PASSWORD_{user.user.upper().replace('-', '_')}"
+    os.environ[var] = user.password
+    return FloorConfig(
+        url=floor.url,
+        site=user.site,
+        user=user.user,
+        password=f"env:{var}",
+        **{"timeout": 1.0, "heartbeat_interval": 1.0, **settings},
+    )
+
+
+VERDICT = {"ok": True, "error": None, "role": None, "round": None, "result": None}
+
+
+def new_journal(path: Path, table: str) -> Journal:
+    """A journal of `table` (its `journal created` row written)."""
+    journal = Journal(path)
+    journal.start(table, Table())
+    return journal
+
+
+def append_rows(journal: Journal, count: int, start: int = 0) -> None:
+    """`count` rows, notices and events alternating (an event row carries a verdict)."""
+    for i in range(start, start + count):
+        if i % 2:
+            journal.append([notice("test", "rig", "a test row", i=i)])
+        else:
+            verdict = {**VERDICT, "voided_round": None}
+            journal.append([Pending("api", "dealer", {"type": "shoe", "i": i}, verdict)])
+
+
+class Writer:
+    """A thread committing `count` rows to `journal`, one every `interval` seconds, telling
+    `publisher` of each commit as the station's writer does."""
+
+    def __init__(
+        self, journal: Journal, publisher: Publisher, count: int, interval: float = 0.002
+    ) -> None:
+        self.journal, self.publisher = journal, publisher
+        self.count, self.interval = count, interval
+        self.written = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        for i in range(self.count):
+            append_rows(self.journal, 1, start=i)
+            self.written += 1
+            self.publisher.committed()
+            time.sleep(self.interval)
+
+    def __enter__(self) -> Writer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.thread.join(30)
+
+
+async def table_count(floor: FloorBroker, table: str, site: str = SITE) -> int:
+    subject = journal_subject(site, table)
+    async with admin(floor) as nc:
+        info = await nc.jetstream().stream_info(STREAM, subjects_filter=subject)
+    return (info.state.subjects or {}).get(subject, 0)
+
+
+def wait_published(floor: FloorBroker, table: str, rows: int, timeout: float = 20.0) -> None:
+    """Wait until the stream holds `rows` messages of `table`."""
+    deadline = time.monotonic() + timeout
+    held = -1
+    while time.monotonic() < deadline:
+        held = asyncio.run(table_count(floor, table))
+        if held >= rows:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the stream holds {held} rows of {table}, not {rows}, after {timeout} s")
+
+
+def assert_exactly_once(floor: FloorBroker, table: str, journal: Path) -> list[JournalMessage]:
+    """The stream holds every row of `journal` once, in order, each with the journal's
+    hash and a sound chain."""
+    messages = [JournalMessage.decode(b) for b in asyncio.run(stored_rows(floor, table))]
+    rows = read_rows(journal, 0, 1_000_000)
+    assert [m.seq for m in messages] == [r.seq for r in rows]
+    prev = GENESIS
+    for m, r in zip(messages, rows, strict=True):
+        assert m.table == table
+        assert m.hash == r.hash
+        assert m.chain_ok(prev), f"row {m.seq}: the chain or the hash does not hold"
+        assert m.to_dict() == {
+            **r.to_api(),
+            "table": table,
+            "prev_hash": r.prev_hash,
+            "hash": r.hash,
+        }
+        prev = m.hash
+    return messages
+
+
+class Running:
+    """A `Publisher` in a `FloorThread`, its journal notices kept."""
+
+    def __init__(self, publisher: Publisher) -> None:
+        self.publisher = publisher
+        self.thread = FloorThread(publisher)
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.thread.stop(grace=0)
+
+
+def run_publisher(
+    floor: FloorBroker, table: str, journal: Path, notices: list[Pending] | None = None
+) -> Running:
+    publisher = Publisher(
+        station_floor(floor, table),
+        table,
+        journal,
+        journal_notice=None if notices is None else notices.append,
+    )
+    return Running(publisher)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what or condition}"
+        time.sleep(0.02)

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 
 from station.live.journal import VERDICT_KEYS, Row, row_hash
+
+if TYPE_CHECKING:  # nats is imported only by what talks to the broker (the config is not)
+    from nats.js.api import StreamConfig
 
 #: The first token of every floor subject.
 PREFIX = "floor"
@@ -113,6 +115,8 @@ def stream_config(
     the README's "The floor: publishing"): file storage, every row kept until `max_age`
     seconds (0: for ever) or `max_bytes`, the oldest dropped first, direct gets allowed
     (a station reads its table's last row with one request its permissions can name)."""
+    from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+
     return StreamConfig(
         name=name,
         subjects=list(STREAM_SUBJECTS),

@@ -1,0 +1,509 @@
+"""The floor publisher: every committed journal row, in order, exactly once, to JetStream.
+
+The journal is the record; the broker is transport. The publisher runs off the verdict
+path (a thread of its own with its own event loop, `FloorThread`): the writer only tells
+it "rows up to N are committed" (`committed`, a no-op while it is busy), and it reads the
+rows back from the journal file on its own read-only connection, so a slow or absent
+broker costs the table nothing but the floor's delay. Rows wait in the journal.
+
+Exactly once and in order: each row goes to `floor.<site>.<table>.journal` with
+`Nats-Expected-Last-Subject-Sequence` set to the stream sequence of the table's previous
+row, so the stream stores a row only right after the row before it. After any error (a
+publish not acknowledged in time, a broker restarted or frozen, a wrong last sequence)
+and at start, the publisher asks the stream for the last row it holds for the table
+(`sync`): that row's hash must be the journal's hash at that seq, and publishing resumes
+after it (rows the broker lost are sent again). A mismatch, or a stream ahead of the
+journal, means two journals claim one table: the publisher refuses (publishes nothing),
+journals a notice, logs an error, sends an alert and says so in its status (and so in
+`/api/health` and the heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case
+the operator resolved it.
+
+A heartbeat (core NATS) goes out every `[floor] heartbeat_interval` seconds whatever the
+stream does, with the journal's last row and the table's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.errors import Error as NatsError
+from nats.js.client import JetStreamContext
+from nats.js.errors import APIError, NotFoundError
+
+from station.core.snapshot import TableSnapshot
+from station.live.floor.messages import (
+    EXPECTED_LAST_SUBJECT_SEQUENCE,
+    WRONG_LAST_SEQUENCE,
+    Alert,
+    BadMessage,
+    Heartbeat,
+    JournalMessage,
+    alert_subject,
+    heartbeat_subject,
+    inbox_prefix,
+    journal_subject,
+)
+from station.live.floor.settings import FloorConfig
+from station.live.journal import GENESIS, Pending, Row, _row, notice, now_ts
+
+log = logging.getLogger("station.live.floor")
+
+#: Rows read from the journal at a time.
+READ_BATCH = 256
+#: Seconds between two looks at the journal when no commit was announced (a safety net:
+#: the writer's `committed` call wakes the publisher at once).
+POLL = 1.0
+#: Seconds between two syncs while refused (two journals claim the table).
+CONFLICT_RETRY = 30.0
+#: Backoff after an error, doubling up to the max.
+RETRY_FIRST = 0.1
+RETRY_MAX = 2.0
+#: The notice journaled when the publisher refuses (also `Alert.code` "conflict").
+REFUSED = "floor refused: another journal claims this table"
+RESUMED = "floor publishing again"
+
+
+class Conflict(Exception):
+    """The stream holds rows of this table that are not this journal's."""
+
+
+class StreamMissing(Exception):
+    """The broker has no stream for this table's subject (the floor service creates it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FloorStatus:
+    """What `/api/health` and the heartbeat say of the floor."""
+
+    #: "connecting", "publishing" (caught up or catching up), "refused" or "stopped".
+    state: str
+    #: The last journal row the stream is known to hold (0: none).
+    published: int
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "published": self.published, "detail": self.detail}
+
+
+def subject_matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching: `*` is one token, a final `>` one or more."""
+    ptoks, stoks = pattern.split("."), subject.split(".")
+    for i, p in enumerate(ptoks):
+        if p == ">":
+            return len(stoks) > i
+        if i >= len(stoks) or (p != "*" and p != stoks[i]):
+            return False
+    return len(ptoks) == len(stoks)
+
+
+class JournalTail:
+    """The publisher's own read-only view of the journal file (WAL: it never blocks the
+    writer, and sees only committed rows)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return self._db
+
+    def rows(self, after: int, limit: int = READ_BATCH) -> list[Row]:
+        cur = self._conn().execute(
+            "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
+        )
+        return [_row(r) for r in cur]
+
+    def hash_at(self, seq: int) -> str | None:
+        found = self._conn().execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+        return None if found is None else str(found[0])
+
+    def last(self) -> tuple[int, str]:
+        found = (
+            self._conn()
+            .execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1")
+            .fetchone()
+        )
+        return (0, GENESIS) if found is None else (int(found[0]), str(found[1]))
+
+    def reopen(self) -> None:
+        """Drop the connection (after an error: a journal restored under the station is
+        a new file)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    close = reopen
+
+
+def tls_context(config: FloorConfig) -> ssl.SSLContext | None:
+    """The TLS context for tls:// URLs (the CA, and the client certificate if given)."""
+    if not any(u.startswith("tls://") for u in config.servers):
+        return None
+    ctx = ssl.create_default_context(cafile=None if config.ca_file is None else str(config.ca_file))
+    if config.cert_file is not None and config.key_file is not None:
+        ctx.load_cert_chain(str(config.cert_file), str(config.key_file))
+    return ctx
+
+
+class Publisher:
+    """One table's publisher, run as a task of an event loop (`run`). `FloorThread` gives
+    it a thread of its own in the station; the benchmark runs many in one loop."""
+
+    def __init__(
+        self,
+        config: FloorConfig,
+        table: str,
+        journal: Path,
+        *,
+        state: Callable[[], TableSnapshot] | None = None,
+        journal_notice: Callable[[Pending], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.table = table
+        self.site = config.site
+        self.subject = journal_subject(self.site, table)
+        self.tail = JournalTail(journal)
+        self._state = state
+        self._journal_notice = journal_notice
+        self.status = FloorStatus("connecting", 0, f"connecting to {config.url}")
+        #: The stream sequence of the table's last row in the stream (0: none).
+        self.stream_seq = 0
+        #: The last journal row the stream holds (what to publish after).
+        self.published = 0
+        #: Rows sent (and acknowledged) since start.
+        self.sent = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._idle = False  # waiting for a commit: `committed` must wake it
+        self._refused = False
+        self._nc: Client | None = None
+
+    # -- from the writer (any thread) ----------------------------------------------------
+
+    def committed(self) -> None:
+        """Rows were committed: wake the publisher if it waits (cheap when it is busy: it
+        reads the journal again before it waits)."""
+        loop, wake = self._loop, self._wake
+        if self._idle and loop is not None and wake is not None:
+            self._idle = False
+            with contextlib.suppress(RuntimeError):  # its loop has closed: it stopped
+                loop.call_soon_threadsafe(wake.set)
+
+    # -- the task ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, then publish for ever (until cancelled), riding out every error."""
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        heartbeat = asyncio.create_task(self._heartbeats(), name=f"floor heartbeat {self.table}")
+        try:
+            self._nc = await self._connect()
+            js = self._nc.jetstream(timeout=self.config.timeout)
+            await self._publish_forever(js)
+        finally:
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
+            if self._nc is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._nc.close(), 2.0)
+            self.tail.close()
+            self.status = FloorStatus("stopped", self.published, "the station is stopping")
+
+    async def _connect(self) -> Client:
+        cfg = self.config
+        options: dict[str, Any] = {
+            "servers": cfg.servers,
+            "name": f"station {self.site}/{self.table}",
+            "inbox_prefix": inbox_prefix(self.site, self.table),
+            "allow_reconnect": True,
+            "max_reconnect_attempts": -1,
+            "reconnect_time_wait": 0.5,
+            "connect_timeout": max(1, round(cfg.timeout)),
+            "ping_interval": 5,
+            "max_outstanding_pings": 2,
+            "error_cb": self._on_error,
+            "disconnected_cb": self._on_disconnected,
+            "reconnected_cb": self._on_reconnected,
+        }
+        if cfg.user:
+            options.update(user=cfg.user, password=cfg.secret_password)
+        elif cfg.token:
+            options["token"] = cfg.secret_token
+        elif cfg.creds_file is not None:
+            options["user_credentials"] = str(cfg.creds_file)
+        tls = tls_context(cfg)
+        if tls is not None:
+            options["tls"] = tls
+        return await nats.connect(**options)
+
+    async def _on_error(self, exc: Exception) -> None:
+        log.debug("floor %s: %s", self.subject, exc)
+
+    async def _on_disconnected(self) -> None:
+        if self.status.state == "publishing":
+            log.warning(
+                "floor: disconnected from %s; rows wait in the journal (published up to row %d)",
+                self.config.url,
+                self.published,
+            )
+            self.status = FloorStatus("connecting", self.published, "disconnected; reconnecting")
+
+    async def _on_reconnected(self) -> None:
+        log.info("floor: reconnected to %s", self.config.url)
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _publish_forever(self, js: JetStreamContext) -> None:
+        delay = RETRY_FIRST
+        while True:
+            try:
+                await self._check_stream(js)
+                await self.sync(js)
+                delay = RETRY_FIRST
+                await self._pump(js)
+            except Conflict as exc:
+                await self._refuse(str(exc))
+                await asyncio.sleep(CONFLICT_RETRY)
+            except StreamMissing as exc:
+                self._set("connecting", str(exc), level=logging.ERROR)
+                await asyncio.sleep(RETRY_MAX)
+            except (NatsError, APIError, TimeoutError, OSError, sqlite3.Error) as exc:
+                # Not acknowledged, a wrong last sequence, the broker away or frozen: ask
+                # the stream again. Rows wait in the journal meanwhile.
+                self.tail.reopen()
+                what = _describe(exc)
+                if self.status.state == "publishing" and not _wrong_last(exc):
+                    log.warning("floor: %s; rows wait in the journal", what)
+                self.status = FloorStatus("connecting", self.published, what)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+
+    async def _check_stream(self, js: JetStreamContext) -> None:
+        try:
+            info = await js.stream_info(self.config.stream)
+        except NotFoundError:
+            raise StreamMissing(
+                f"the broker has no stream {self.config.stream!r}: start the floor service "
+                "(it creates it) or create it (README, 'The floor: publishing'); rows wait "
+                "in the journal"
+            ) from None
+        subjects = info.config.subjects or []
+        if not any(subject_matches(p, self.subject) for p in subjects):
+            raise StreamMissing(
+                f"the stream {self.config.stream!r} does not take {self.subject} (its "
+                f"subjects: {', '.join(subjects) or 'none'}); fix the stream or [floor] stream"
+            )
+
+    async def sync(self, js: JetStreamContext) -> None:
+        """Ask the stream for the table's last row; resume after it if it is this
+        journal's row, else `Conflict`."""
+        try:
+            last = await js.get_last_msg(self.config.stream, self.subject, direct=True)
+        except NotFoundError:
+            self.stream_seq, self.published = 0, 0
+            return
+        try:
+            if last.data is None or last.seq is None:
+                raise BadMessage("an empty message")
+            held = JournalMessage.decode(last.data)
+        except BadMessage as exc:
+            raise Conflict(
+                f"the stream's last message on {self.subject} (stream seq {last.seq}) is not "
+                f"a journal row of this station ({exc})"
+            ) from None
+        ours = self.tail.hash_at(held.seq)
+        if ours is None:
+            journal_last = self.tail.last()[0]
+            raise Conflict(
+                f"the stream holds row {held.seq} of table {self.table!r}, but this journal "
+                f"ends at row {journal_last}: another station publishes as this table, or "
+                "this journal was replaced"
+            )
+        if ours != held.hash:
+            raise Conflict(
+                f"row {held.seq} of table {self.table!r} in the stream has hash "
+                f"{held.hash[:12]}…, this journal's has {ours[:12]}…: another station "
+                "publishes as this table"
+            )
+        self.stream_seq, self.published = last.seq, held.seq
+        if self._refused:
+            self._refused = False
+            log.warning("floor: %s (stream holds up to row %d)", RESUMED, held.seq)
+            self._say(notice("station", "floor", RESUMED, stream_row=held.seq))
+
+    async def _pump(self, js: JetStreamContext) -> None:
+        """Publish every row after `published`, then wait for the next commit."""
+        assert self._wake is not None
+        timeout = self.config.timeout
+        while True:
+            self._idle = True  # before reading: a commit from now on wakes us
+            rows = self.tail.rows(self.published)
+            if not rows:
+                self._set("publishing", f"caught up at row {self.published}")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), POLL)
+                self._wake.clear()
+                continue
+            self._idle = False
+            for row in rows:
+                body = JournalMessage.of(self.table, row).encode()
+                ack = await js.publish(
+                    self.subject,
+                    body,
+                    timeout=timeout,
+                    headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
+                )
+                self.stream_seq, self.published = ack.seq, row.seq
+                self.sent += 1
+                if self.status.state != "publishing":  # acknowledged: the broker is back
+                    self._set("publishing", f"sending from row {row.seq}", level=logging.INFO)
+
+    async def _refuse(self, reason: str) -> None:
+        first = not self._refused
+        self._refused = True
+        self.status = FloorStatus("refused", self.published, reason)
+        if not first:
+            return
+        log.error("floor: %s: %s; nothing is published until it is resolved", REFUSED, reason)
+        self._say(notice("station", "floor", REFUSED, reason=reason, subject=self.subject))
+        if self._nc is not None and self._nc.is_connected:
+            alert = Alert(self.site, self.table, now_ts(), "conflict", f"{REFUSED}: {reason}")
+            with contextlib.suppress(NatsError, OSError):
+                await self._nc.publish(alert_subject(self.site, self.table), alert.encode())
+
+    def _say(self, pending: Pending) -> None:
+        if self._journal_notice is not None:
+            self._journal_notice(pending)
+
+    def _set(self, state: str, detail: str, level: int | None = None) -> None:
+        if level is not None and self.status.state != state:
+            log.log(level, "floor: %s", detail)
+        self.status = FloorStatus(state, self.published, detail)
+
+    # -- heartbeats ----------------------------------------------------------------------
+
+    def heartbeat(self) -> Heartbeat:
+        seq, last_hash = self.tail.last()
+        snapshot = self._state() if self._state is not None else None
+        game, shoe, rnd, code = "punto_banco", 0, None, None
+        if snapshot is not None:
+            game = str(getattr(snapshot, "game", game))
+            shoe = snapshot.shoes_started
+            rnd = snapshot.round["number"] if snapshot.round else snapshot.last_round
+            code = snapshot.suspension["code"] if snapshot.suspension else None
+        return Heartbeat(
+            site=self.site,
+            table=self.table,
+            ts=now_ts(),
+            seq=seq,
+            hash=last_hash,
+            published=self.published,
+            floor=self.status.state,
+            game=game,
+            shoe=shoe,
+            round=rnd,
+            suspended=code is not None,
+            code=code,
+            interval=self.config.heartbeat_interval,
+        )
+
+    async def _heartbeats(self) -> None:
+        """One at once when connected, then every `heartbeat_interval` seconds (none while
+        disconnected: a late heartbeat would say the table was alive when it was not)."""
+        subject = heartbeat_subject(self.site, self.table)
+        while True:
+            nc = self._nc
+            if nc is None or not nc.is_connected:
+                await asyncio.sleep(0.1)
+                continue
+            try:
+                await nc.publish(subject, self.heartbeat().encode())
+            except (NatsError, OSError, sqlite3.Error) as exc:
+                log.debug("floor: heartbeat not sent: %s", exc)
+            await asyncio.sleep(self.config.heartbeat_interval)
+
+
+def _wrong_last(exc: BaseException) -> bool:
+    return isinstance(exc, APIError) and exc.err_code == WRONG_LAST_SEQUENCE
+
+
+def _describe(exc: BaseException) -> str:
+    if _wrong_last(exc):
+        return "the stream's last row is not the one expected"
+    if isinstance(exc, TimeoutError | nats.errors.TimeoutError):
+        return "the broker did not acknowledge in time"
+    text = str(exc) or type(exc).__name__
+    return f"broker error: {text}"
+
+
+class FloorThread:
+    """The station's publisher in a thread of its own (its own event loop), so nothing it
+    does (JSON, sockets, waiting for the broker) runs on the writer's loop."""
+
+    def __init__(self, publisher: Publisher) -> None:
+        self.publisher = publisher
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._started = threading.Event()
+
+    @property
+    def status(self) -> FloorStatus:
+        return self.publisher.status
+
+    def committed(self) -> None:
+        self.publisher.committed()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="floor publisher", daemon=True)
+        self._thread.start()
+        self._started.wait(5.0)
+
+    def _main(self) -> None:
+        with asyncio.Runner() as runner:  # its close cancels what the client left running
+            loop = runner.get_loop()
+            self._loop = loop
+            self._task = loop.create_task(self.publisher.run(), name="floor publisher")
+            self._started.set()
+            try:
+                runner.run(self._wait(self._task))
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # a bug: the table goes on, the floor sees no heartbeat
+                log.exception("the floor publisher failed; rows wait in the journal")
+
+    @staticmethod
+    async def _wait(task: asyncio.Task[None]) -> None:
+        await task
+
+    def stop(self, until: int = 0, grace: float = 1.0, timeout: float = 3.0) -> None:
+        """Stop it (blocking: call it off the event loop), after at most `grace` seconds
+        to send the rows up to `until` if the broker takes them now; the rest wait in the
+        journal for the next start."""
+        deadline = time.monotonic() + grace
+        while self.publisher.published < until and time.monotonic() < deadline:
+            if self.publisher.status.state != "publishing":
+                break
+            time.sleep(0.01)
+        loop, task, thread = self._loop, self._task, self._thread
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+        if thread is not None:
+            thread.join(timeout)

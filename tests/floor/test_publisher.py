@@ -1,0 +1,150 @@
+"""The floor publisher against a real nats-server: every journal row in the stream exactly
+once, in order, with the journal's hashes, whatever happens to the broker (SIGKILL and
+restart, SIGSTOP for 3 s, its last rows lost), and a second journal claiming the table
+refused."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from station.live.floor.messages import STREAM, journal_subject
+from station.live.floor.publisher import REFUSED, subject_matches
+from station.live.journal import Pending
+from tests.floor.kit import (
+    SITE,
+    FloorBroker,
+    Writer,
+    admin,
+    append_rows,
+    assert_exactly_once,
+    new_journal,
+    run_publisher,
+    table_count,
+    wait_for,
+    wait_published,
+)
+
+pytestmark = pytest.mark.floor
+
+
+def test_every_row_once_in_order(floor: FloorBroker, tmp_path: Path) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 40)  # rows waiting before the publisher starts
+    with run_publisher(floor, "table-1", journal.path) as running:
+        with Writer(journal, running.publisher, 60):
+            pass
+        wait_published(floor, "table-1", journal.last_seq)
+        assert running.publisher.status.state == "publishing"
+    messages = assert_exactly_once(floor, "table-1", journal.path)
+    assert {m.kind for m in messages} == {"notice", "event"}
+
+
+def test_a_restarted_publisher_resumes_after_the_streams_last_row(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 10)
+    with run_publisher(floor, "table-1", journal.path):
+        wait_published(floor, "table-1", journal.last_seq)
+    append_rows(journal, 10, start=10)
+    with run_publisher(floor, "table-1", journal.path) as running:
+        wait_published(floor, "table-1", journal.last_seq)
+        assert running.publisher.sent == 10  # only the new rows
+    assert_exactly_once(floor, "table-1", journal.path)
+
+
+def test_broker_killed_and_restarted_mid_stream(floor: FloorBroker, tmp_path: Path) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    with run_publisher(floor, "table-1", journal.path) as running:
+        with Writer(journal, running.publisher, 400, interval=0.002) as writer:
+            wait_for(lambda: running.publisher.published > 100, what="rows published")
+            floor.broker.kill()  # SIGKILL mid-stream
+            wait_for(lambda: writer.written > 250, what="rows written meanwhile")
+            assert running.publisher.status.state == "connecting"
+            floor.broker.start()
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+
+
+def test_broker_frozen_for_three_seconds(floor: FloorBroker, tmp_path: Path) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    with run_publisher(floor, "table-1", journal.path) as running:
+        with Writer(journal, running.publisher, 300, interval=0.005):
+            wait_for(lambda: running.publisher.published > 50, what="rows published")
+            floor.broker.freeze()  # SIGSTOP: the socket stays open, nothing answers
+            wait_for(lambda: running.publisher.status.state == "connecting", what="a timeout")
+            time.sleep(3.0)
+            floor.broker.thaw()
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+
+
+def test_two_publishers_on_one_journal_still_send_each_row_once(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """A station restarted while its old process still publishes: the expected last
+    sequence lets only one of them store each row."""
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    with (
+        run_publisher(floor, "table-1", journal.path) as one,
+        run_publisher(floor, "table-1", journal.path) as two,
+    ):
+        with Writer(journal, one.publisher, 200, interval=0.001):
+            pass
+        two.publisher.committed()
+        wait_published(floor, "table-1", journal.last_seq)
+        wait_for(lambda: min(one.publisher.published, two.publisher.published) == journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+
+
+async def _delete_last(floor: FloorBroker, table: str, count: int) -> None:
+    subject = journal_subject(SITE, table)
+    async with admin(floor) as nc:
+        jsm = nc.jetstream()
+        for _ in range(count):
+            last = await jsm.get_last_msg(STREAM, subject)
+            assert last.seq is not None
+            await jsm.delete_msg(STREAM, last.seq)
+
+
+def test_rows_the_broker_lost_are_sent_again(floor: FloorBroker, tmp_path: Path) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 30)
+    with run_publisher(floor, "table-1", journal.path) as running:
+        wait_published(floor, "table-1", journal.last_seq)
+        asyncio.run(_delete_last(floor, "table-1", 7))  # the broker's last rows lost
+        assert asyncio.run(table_count(floor, "table-1")) == journal.last_seq - 7
+        append_rows(journal, 1, start=30)
+        running.publisher.committed()
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+
+
+def test_a_second_journal_for_the_same_table_is_refused(
+    floor: FloorBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = new_journal(tmp_path / "a.db", "table-1")
+    append_rows(first, 5)
+    with run_publisher(floor, "table-1", first.path):
+        wait_published(floor, "table-1", first.last_seq)
+    second = new_journal(tmp_path / "b.db", "table-1")  # another station, same table id
+    append_rows(second, 8)
+    notices: list[Pending] = []
+    with run_publisher(floor, "table-1", second.path, notices) as running:
+        wait_for(lambda: running.publisher.status.state == "refused", what="a refusal")
+        assert "another station publishes as this table" in running.publisher.status.detail
+    assert [p.event["message"] for p in notices] == [REFUSED]
+    assert any(REFUSED in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert_exactly_once(floor, "table-1", first.path)  # the first station's rows, untouched
+
+
+def test_subject_matching() -> None:
+    assert subject_matches("floor.*.*.journal", "floor.s.t.journal")
+    assert not subject_matches("floor.*.*.journal", "floor.s.t.heartbeat")
+    assert subject_matches("floor.>", "floor.s.t.journal")
+    assert not subject_matches("floor.>", "floor")
+    assert not subject_matches("floor.*", "floor.s.t")
