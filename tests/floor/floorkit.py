@@ -103,7 +103,7 @@ def heartbeat(
     """One heartbeat of `table_id` (core NATS)."""
     beat = Heartbeat(
         SITE, table_id, "2026-12-01T00:00:00Z", seq, "0" * 64, seq, "publishing",
-        "punto_banco", 1, None, suspended, "unreadable_card" if suspended else None,
+        "punto_banco", 1, None, suspended, "UNREADABLE_CARD" if suspended else None,
     )  # fmt: skip
     body = orjson.dumps({**orjson.loads(beat.encode()), **extra})
     asyncio.run(_publish(floor, heartbeat_subject(SITE, table_id), [body], stream=False))

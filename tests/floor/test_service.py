@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from station.core.table import Table
-from station.live.floor.messages import OFFLINE_AFTER
+from station.live.floor.messages import OFFLINE_AFTER, Heartbeat
 from station.live.floor_service.archive import Archive, Committed
 from station.live.floor_service.board import Board
 from station.live.floor_service.config import FloorServiceConfig
@@ -36,7 +36,7 @@ from tests.floor.floorkit import (
 )
 from tests.floor.kit import FloorBroker
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.floor, pytest.mark.server]
 
 
 def test_a_late_consumer_archives_a_whole_shoe_in_order(
@@ -213,9 +213,9 @@ def test_offline_after_15_s_by_default() -> None:
     assert config.floor.offline_after == OFFLINE_AFTER == 15.0
     now = [100.0]
     board = Board(config, clock=lambda: now[0])
-    from station.live.floor.messages import Heartbeat
-
-    beat = Heartbeat("site-1", "t", "ts", 1, "0" * 64, 1, "publishing", "punto_banco", 1, None, False, None)  # fmt: skip
+    beat = Heartbeat(
+        "site-1", "t", "ts", 1, "0" * 64, 1, "publishing", "punto_banco", 1, None, False, None
+    )  # fmt: skip
     board.heartbeat(beat)
     now[0] += 14.9
     assert board.table("t")["online"]
@@ -228,13 +228,14 @@ def test_a_suspension_shows_from_the_rows_and_from_a_heartbeat_ahead(
 ) -> None:
     events = shoe_events(seed=1, decks=1)
     at = next(i for i, e in enumerate(events) if e["type"] == "close_bets")
-    rows = make_journal(tmp_path / "t1.db", "table-1", [*events[:at + 2], {"type": "card", "card": "NR"}])  # fmt: skip
+    unreadable = {"type": "card", "card": "NR"}
+    rows = make_journal(tmp_path / "t1.db", "table-1", [*events[: at + 2], unreadable])
     config, tokens = floor_config(tmp_path, floor, monkeypatch)
     with serve_floor(config, tokens) as running:
         publish_rows(floor, "table-1", rows)
         wait_for(lambda: running.table("table-1")["archived_seq"] == len(rows), "the rows")
         seen = running.table("table-1")
-        assert seen["suspended"] and seen["suspension"]["code"] == "unreadable_card"
+        assert seen["suspended"] and seen["suspension"]["code"] == "UNREADABLE_CARD"
         assert seen["suspension"]["since_seq"] == len(rows) and seen["round"] == 1
         # Table 2 has no rows yet, but its station says it is suspended now.
         heartbeat(floor, "table-2", 12, suspended=True)

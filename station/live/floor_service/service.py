@@ -152,6 +152,8 @@ class FloorService:
         board = self.board
 
         async def disconnected() -> None:
+            if nc.is_closed or nc.is_draining:  # closed by this service (stop)
+                return
             board.broker_up = False
             board.broker = "disconnected: reconnecting"
             log.warning("the broker went away; reconnecting")
