@@ -80,7 +80,7 @@ class FloorTable(BaseModel):
     dashboard: str | None = Field(description="the table's own dashboard (config or heartbeat)")
     online: bool = Field(description="a heartbeat came within [floor] offline_after seconds")
     silent_for: float | None = Field(description="seconds since its last heartbeat (null: none)")
-    game: str
+    game: str | None = Field(description="punto_banco, ...; null before its first row")
     decks: int | None
     shoe: int | None = Field(description="shoes started (the shoe in play is this one)")
     in_play: bool = Field(description="a shoe is in play")

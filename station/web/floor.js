@@ -94,7 +94,7 @@ function tableCard(t) {
     h(
       "dl",
       {},
-      fact("Game", t.game.replaceAll("_", " ")),
+      fact("Game", t.game?.replaceAll("_", " ")),
       fact("Shoe", t.shoe),
       fact("Round", t.round ?? (t.rounds ? `${t.rounds} done` : null)),
       fact("Archived", t.archived_seq),

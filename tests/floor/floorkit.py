@@ -9,10 +9,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -44,6 +45,7 @@ from tests.floor.kit import SITE, FloorBroker, admin
 from tests.service.kit import make_tokens
 
 PASSWORD_ENV = "FLOOR_TEST_PASSWORD"
+T = TypeVar("T")
 
 
 def shoe_events(seed: int = 3, decks: int = 1) -> list[dict[str, Any]]:
@@ -88,9 +90,17 @@ async def _publish(floor: FloorBroker, subject: str, bodies: list[bytes], stream
         await nc.flush()
 
 
+def in_thread(call: Callable[[], T]) -> T:
+    """`call()` in a thread of its own: `asyncio.run` works there even while this thread
+    runs an event loop (Playwright's, in the browser tests)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(call).result()
+
+
 def publish(floor: FloorBroker, table_id: str, bodies: list[bytes]) -> None:
     """Journal messages into the stream (acknowledged by the broker when this returns)."""
-    asyncio.run(_publish(floor, journal_subject(SITE, table_id), bodies, stream=True))
+    subject = journal_subject(SITE, table_id)
+    in_thread(lambda: asyncio.run(_publish(floor, subject, bodies, stream=True)))
 
 
 def publish_rows(floor: FloorBroker, table_id: str, rows: list[Row]) -> None:
@@ -106,7 +116,8 @@ def heartbeat(
         "punto_banco", 1, None, suspended, "UNREADABLE_CARD" if suspended else None,
     )  # fmt: skip
     body = orjson.dumps({**orjson.loads(beat.encode()), **extra})
-    asyncio.run(_publish(floor, heartbeat_subject(SITE, table_id), [body], stream=False))
+    subject = heartbeat_subject(SITE, table_id)
+    in_thread(lambda: asyncio.run(_publish(floor, subject, [body], stream=False)))
 
 
 def floor_config(

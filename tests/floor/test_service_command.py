@@ -21,6 +21,7 @@ from tests.netkit import free_port
 pytestmark = [pytest.mark.floor, pytest.mark.server]
 
 
+@pytest.mark.slow
 def test_station_floor_serves_archives_and_stops(tmp_path: Path, floor: FloorBroker) -> None:
     port = free_port()
     config = tmp_path / "floor.toml"

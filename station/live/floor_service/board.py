@@ -107,6 +107,15 @@ def _short(value: object) -> str | None:
     return value[:FIELD_TEXT] if isinstance(value, str) and value else None
 
 
+def _game(snap: TableSnapshot | None, settings: Mapping[str, Any]) -> str | None:
+    """The table's game: its snapshot's, else its journal's settings' (a journal of
+    before the cercle games is punto banco); None before its first row."""
+    if snap is None and not settings:
+        return None
+    game = getattr(snap, "game", None) or settings.get("game", "punto_banco")
+    return str(game)
+
+
 def compact_result(result: Mapping[str, Any]) -> dict[str, Any]:
     """A round's result as the floor shows it: its number, the winner (null for a game
     without one winner, e.g. baccarat banque's two tableaux) and each hand's total."""
@@ -234,7 +243,7 @@ class Board:
             "dashboard": dashboard or None,
             "online": online,
             "silent_for": None if beat is None else round(now - beat.received, 1),
-            "game": str(getattr(snap, "game", None) or settings.get("game", "punto_banco")),
+            "game": _game(snap, settings),
             "decks": settings.get("decks"),
             "shoe": snap.shoes_started if snap is not None else None,
             "in_play": snap.in_play if snap is not None else False,
