@@ -17,7 +17,7 @@ import pytest
 
 from station.core.table import Table
 from station.live.floor.messages import OFFLINE_AFTER, Heartbeat
-from station.live.floor_service.archive import Archive, Committed
+from station.live.floor_service.archive import Archive, Committed, lag_seconds
 from station.live.floor_service.board import Board
 from station.live.floor_service.config import FloorServiceConfig
 from station.live.journal import Journal
@@ -116,9 +116,11 @@ def test_killed_between_commit_and_ack_every_row_once(
         assert archive.count("table-1") == 10  # committed, never acked
 
     duplicates: list[int] = []
+    lags: list[float] = []
 
     def count(done: Committed) -> None:
         duplicates.append(done.duplicates)
+        lags.extend(lag_seconds(row) for row in done.accepted)
 
     with serve_floor(config, tokens, after_commit=count) as running:
         wait_for(lambda: running.table("table-1")["archived_seq"] == len(rows), "every row")
@@ -128,6 +130,7 @@ def test_killed_between_commit_and_ack_every_row_once(
         assert archive.verify("table-1") == []
         assert archive.alerts() == []  # the rows sent again were no gap, no conflict
     assert sum(duplicates) == 10  # the 10 committed before the kill came again: no-ops
+    assert len(lags) == len(rows) - 10 and all(0 < lag < 60 for lag in lags)
 
 
 def test_a_gap_is_alerted_and_held_until_the_rows_come(

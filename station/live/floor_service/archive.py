@@ -26,6 +26,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,14 @@ class Alert:
             "raised": self.raised,
             "resolved": self.resolved,
         }
+
+
+def lag_seconds(row: FloorRow, now: datetime | None = None) -> float:
+    """Seconds from the row's commit at its station (its `ts`) to `now` (default: this
+    moment): with `FloorService(after_commit=...)`, the station -> floor archive latency
+    of each row of a commit (`Committed.accepted`), for the benchmarks."""
+    committed = datetime.strptime(row.ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return ((now or datetime.now(UTC)) - committed).total_seconds()
 
 
 @dataclass(slots=True)
