@@ -295,3 +295,34 @@ def test_an_archive_that_is_not_one_is_refused(tmp_path: Path) -> None:
         Archive(journal)
     with Journal(journal) as still:
         assert still.verify().ok  # left untouched
+
+
+def test_the_broker_down_at_start_and_back(
+    tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The floor serves its view while the broker is away, says so, and consumes once it
+    is back (same port, same store)."""
+    rows = make_journal(tmp_path / "t1.db", "table-1", shoe_events(seed=1, decks=1)[:6])
+    publish_rows(floor, "table-1", rows)
+    floor.broker.kill()
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("table-1",))
+    with serve_floor(config, tokens) as running:
+        wait_for(lambda: running.tables()["broker"].startswith("unreachable"), "the words")
+        assert not running.tables()["broker_up"]
+        assert running.table("table-1")["archived_seq"] == 0
+        floor.broker.start()
+        wait_for(lambda: running.table("table-1")["archived_seq"] == len(rows), "the rows")
+        assert running.tables()["broker"] == "connected"
+
+
+def test_a_durable_of_another_site_is_refused(
+    tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, tokens = floor_config(tmp_path, floor, monkeypatch)
+    with serve_floor(first, tokens) as running:
+        wait_for(lambda: running.tables()["broker_up"], "the consumer")
+    other = first.model_copy(update={"broker": first.broker.model_copy(update={"site": "site-2"})})
+    with serve_floor(other, tokens) as running:
+        wait_for(lambda: running.tables()["broker"].startswith("refused"), "the refusal")
+        words = running.tables()["broker"]
+    assert "'floor-service' reads floor.site-1.*.journal, not floor.site-2.*.journal" in words

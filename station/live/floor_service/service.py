@@ -45,7 +45,8 @@ from station.live.floor_service.config import FloorServiceConfig
 
 log = logging.getLogger("station.floor")
 
-#: Longest wait between two tries to reach the broker.
+#: The first and the longest wait between two tries to reach the broker.
+FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 10.0
 #: How long one fetch waits for rows before it asks again (and checks for a stop).
 FETCH_WAIT = 1.0
@@ -56,6 +57,10 @@ BROKER_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     TimeoutError,
 )
+
+
+class ConsumerConflict(Exception):
+    """The durable consumer on the broker is another site's (the message says what to do)."""
 
 
 class FloorService:
@@ -79,6 +84,7 @@ class FloorService:
         self.on_fatal: Callable[[str], None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._nc: Client | None = None
+        self._wait = FIRST_BACKOFF
 
     async def start(self) -> None:
         """Open the archive, replay it into the board, start consuming (in the background)."""
@@ -122,13 +128,18 @@ class FloorService:
 
     async def _consume(self) -> None:
         """Connect, consume, and on any broker trouble try again (with a growing pause)."""
-        wait = 0.5
         broker = self.config.broker
         while True:
             try:
                 await self._session()
             except asyncio.CancelledError:
                 raise
+            except ConsumerConflict as exc:
+                if self.board.broker != f"refused: {exc}":
+                    log.error("%s", exc)
+                self.board.broker_up = False
+                self.board.broker = f"refused: {exc}"
+                self._wait = MAX_BACKOFF
             except BROKER_ERRORS as exc:
                 words = str(exc) or type(exc).__name__
                 if self.board.broker_up or self.board.broker != f"unreachable: {words}":
@@ -144,8 +155,8 @@ class FloorService:
                     with contextlib.suppress(*BROKER_ERRORS):
                         await self._nc.close()
                 self._nc = None
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, MAX_BACKOFF)
+            await asyncio.sleep(self._wait)
+            self._wait = min(self._wait * 2, MAX_BACKOFF)
 
     async def _session(self) -> None:
         broker = self.config.broker
@@ -164,7 +175,18 @@ class FloorService:
             log.info("the broker is back")
 
         async def error(exc: Exception) -> None:
-            log.debug("broker: %s", exc)
+            """nats-py tries again for ever (at start too) and says why here."""
+            if board.broker_up:
+                log.debug("broker: %s", exc)
+                return
+            words = f"unreachable: {exc or type(exc).__name__}"
+            if board.broker != words:
+                log.warning(
+                    "the broker %s cannot be reached (%s); trying again every second",
+                    broker.url,
+                    exc or type(exc).__name__,
+                )
+                board.broker = words
 
         self._nc = nc = await nats.connect(
             broker.servers,
@@ -184,19 +206,11 @@ class FloorService:
         await self._ensure_stream(js)
         await nc.subscribe(wildcard("heartbeat", broker.site), cb=self._on_heartbeat)
         await nc.subscribe(wildcard("alert", broker.site), cb=self._on_alert)
-        sub = await js.pull_subscribe(
-            wildcard("journal", broker.site),
-            durable=broker.durable,
-            stream=broker.stream,
-            config=ConsumerConfig(
-                ack_policy=AckPolicy.EXPLICIT,
-                deliver_policy=DeliverPolicy.ALL,
-                ack_wait=broker.ack_wait,
-                max_ack_pending=broker.batch,
-            ),
-        )
+        await self._ensure_consumer(js)
+        sub = await js.pull_subscribe_bind(durable=broker.durable, stream=broker.stream)
         board.broker_up = True
         board.broker = "connected"
+        self._wait = FIRST_BACKOFF  # the next trouble starts over with a short pause
         log.info(
             "consuming floor.%s.*.journal from %s as %s",
             broker.site,
@@ -217,6 +231,35 @@ class FloorService:
         except nats.js.errors.NotFoundError:
             await js.add_stream(stream_config(self.config.broker.stream))
             log.info("made the stream %s", self.config.broker.stream)
+
+    async def _ensure_consumer(self, js: Any) -> None:
+        """The durable consumer, made or updated to this config (`batch`, `ack_wait`); one
+        that reads another site's subjects is refused: it would resume from that site's
+        position and skip this site's earlier rows."""
+        broker = self.config.broker
+        subjects = wildcard("journal", broker.site)
+        try:
+            info = await js.consumer_info(broker.stream, broker.durable)
+        except nats.js.errors.NotFoundError:
+            info = None
+        if info is not None and info.config.filter_subject != subjects:
+            raise ConsumerConflict(
+                f"the durable consumer {broker.durable!r} reads "
+                f"{info.config.filter_subject or 'the whole stream'}, not {subjects}: give "
+                "[broker] durable a name of its own for this site"
+            )
+        await js.add_consumer(
+            broker.stream,
+            ConsumerConfig(
+                name=broker.durable,
+                durable_name=broker.durable,
+                filter_subject=subjects,
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=broker.ack_wait,
+                max_ack_pending=broker.batch,
+            ),
+        )
 
     async def _take(self, nc: Client, msgs: list[Msg]) -> None:
         """Commit a fetched batch, then ack it; a failed commit acks nothing."""
