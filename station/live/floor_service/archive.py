@@ -90,6 +90,7 @@ SCHEMA = (
         resolved TEXT
     )
     """,
+    "CREATE INDEX alert_open ON alert (table_id, kind) WHERE resolved IS NULL",
 )
 #: Resolved alerts the floor view keeps showing (every open one is shown).
 ALERTS_KEPT = 100
@@ -458,6 +459,11 @@ class Archive:
     def _alert(
         self, done: Committed, table: str, seq: int | None, kind: str, message: str, raised: str
     ) -> None:
+        """Raise an alert, unless one of this kind is open for the table already: a replaced
+        journal sends hundreds of rows that do not fit; the first says it, the held rows
+        count the rest."""
+        if self._open_alert(table, kind):
+            return
         cur = self._db.execute(
             "INSERT INTO alert (table_id, seq, kind, message, raised) VALUES (?, ?, ?, ?, ?)",
             (table, seq, kind, message, raised),
@@ -465,15 +471,18 @@ class Archive:
         assert cur.lastrowid is not None
         done.raised.append(Alert(cur.lastrowid, table, seq, kind, message, raised))
 
+    def _open_alert(self, table: str, kind: str) -> bool:
+        found = self._db.execute(
+            "SELECT 1 FROM alert WHERE table_id = ? AND kind = ? AND resolved IS NULL LIMIT 1",
+            (table, kind),
+        ).fetchone()
+        return found is not None
+
     def _gap_alert(
         self, done: Committed, table: str, head_seq: int, seq: int, received: str
     ) -> None:
         """One open gap alert per table: raised by the first row after the gap."""
-        open_gap = self._db.execute(
-            "SELECT 1 FROM alert WHERE table_id = ? AND kind = 'gap' AND resolved IS NULL",
-            (table,),
-        ).fetchone()
-        if open_gap is not None:
+        if self._open_alert(table, "gap"):
             return
         missing = f"row {head_seq + 1}" if seq == head_seq + 2 else f"rows {head_seq + 1}-{seq - 1}"
         self._alert(
