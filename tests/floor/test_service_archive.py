@@ -16,10 +16,11 @@ from station.live.floor_service.archive import (
     Malformed,
     parse_row,
 )
+from station.live.journal import Row
 from tests.floor.floorkit import make_journal, message, shoe_events
 
 
-def arrivals(table: str, rows: list, **changes: object) -> list[Arrival]:  # type: ignore[type-arg]
+def arrivals(table: str, rows: list[Row], **changes: object) -> list[Arrival]:
     return [Arrival(table, message(table, r, **changes)) for r in rows]
 
 
@@ -75,7 +76,9 @@ def test_a_message_that_is_not_a_row_is_held_once(tmp_path: Path) -> None:
         ({"event": [1]}, "'event' is missing or of the wrong type"),
     ],
 )
-def test_a_row_that_does_not_parse_says_why(tmp_path: Path, change: dict, words: str) -> None:  # type: ignore[type-arg]
+def test_a_row_that_does_not_parse_says_why(
+    tmp_path: Path, change: dict[str, object], words: str
+) -> None:
     [row] = make_journal(tmp_path / "t.db", "t1", [])
     with pytest.raises(Malformed, match=words.replace("(", r"\(").replace(")", r"\)")):
         parse_row(message("t1", row, **change), "t1")
