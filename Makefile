@@ -55,11 +55,11 @@ bench: install
 	$(PY) -m benchmarks
 
 .PHONY: test-fast
-# The pure suites only (no server, browser, camera, pty or slow test): under 30 s. The
+# The pure suites only (no server, broker, browser, camera, pty or slow test): under 30 s. The
 # folders of the marked suites are not even collected (OpenCV, Playwright imports).
 test-fast: install
 	$(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/hil --ignore=tests/browser \
-	  --ignore=tests/camera -m "not server and not hil and not browser and not camera and not slow"
+	  --ignore=tests/camera -m "not server and not hil and not browser and not camera and not slow and not floor"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,10 +37,13 @@ class FloorBroker:
     broker: Broker
     admin_password: str
     stations: dict[str, StationUser]
+    #: The CA's context for a broker that requires TLS (its url is then tls://).
+    tls: ssl.SSLContext | None = None
 
     @property
     def url(self) -> str:
-        return self.broker.url
+        url = self.broker.url
+        return url if self.tls is None else url.replace("nats://", "tls://")
 
     def user(self, table: str) -> StationUser:
         return self.stations[table]
@@ -68,6 +72,7 @@ async def admin(floor: FloorBroker) -> AsyncIterator[Client]:
         connect_timeout=2,
         max_reconnect_attempts=0,
         allow_reconnect=False,
+        tls=floor.tls,
     )
     try:
         yield nc
@@ -235,3 +240,38 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what or condition}"
         time.sleep(0.02)
+
+
+class Listener:
+    """An admin subscription (core NATS) in a thread of its own: the messages on
+    `subject` as they come (heartbeats, alerts)."""
+
+    def __init__(self, floor: FloorBroker, subject: str) -> None:
+        self.floor, self.subject = floor, subject
+        self.messages: list[bytes] = []
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+
+    async def _run(self) -> None:
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        async with admin(self.floor) as nc:
+
+            async def keep(msg: Any) -> None:
+                self.messages.append(msg.data)
+
+            await nc.subscribe(self.subject, cb=keep)
+            await nc.flush()
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> Listener:
+        self.thread.start()
+        assert self._ready.wait(5), "the listener did not subscribe"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self.thread.join(5)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from station.live.floor.messages import STREAM, journal_subject
+from station.live.floor.messages import STREAM, journal_subject, stream_config
 from station.live.floor.publisher import REFUSED, subject_matches
 from station.live.journal import Pending
 from tests.floor.kit import (
@@ -70,6 +70,7 @@ def test_broker_killed_and_restarted_mid_stream(floor: FloorBroker, tmp_path: Pa
     assert_exactly_once(floor, "table-1", journal.path)
 
 
+@pytest.mark.slow
 def test_broker_frozen_for_three_seconds(floor: FloorBroker, tmp_path: Path) -> None:
     journal = new_journal(tmp_path / "journal.db", "table-1")
     with run_publisher(floor, "table-1", journal.path) as running:
@@ -140,6 +141,49 @@ def test_a_second_journal_for_the_same_table_is_refused(
     assert [p.event["message"] for p in notices] == [REFUSED]
     assert any(REFUSED in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
     assert_exactly_once(floor, "table-1", first.path)  # the first station's rows, untouched
+
+
+async def _batch_headers(floor: FloorBroker, table: str) -> list[str | None]:
+    async with admin(floor) as nc:
+        jsm = nc.jetstream()
+        info = await jsm.stream_info(STREAM)
+        out = []
+        for seq in range(info.state.first_seq, info.state.last_seq + 1):
+            msg = await jsm.get_msg(STREAM, seq)
+            out.append((msg.headers or {}).get("Nats-Batch-Id"))
+        return out
+
+
+def test_a_backlog_goes_in_atomic_batches(floor: FloorBroker, tmp_path: Path) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 249)  # 250 rows waiting: batches of 100, 100 and 50
+    with run_publisher(floor, "table-1", journal.path):
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+    batches = asyncio.run(_batch_headers(floor, "table-1"))
+    assert None not in batches
+    assert sorted(batches.count(b) for b in set(batches)) == [50, 100, 100]
+
+
+async def _without_batches(floor: FloorBroker) -> None:
+    async with admin(floor) as nc:
+        jsm = nc.jetstream()
+        await jsm.delete_stream(STREAM)
+        config = stream_config()
+        config.allow_atomic = False
+        await jsm.add_stream(config)
+
+
+def test_a_stream_without_batches_gets_rows_one_by_one(
+    floor: FloorBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    asyncio.run(_without_batches(floor))
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 30)
+    with run_publisher(floor, "table-1", journal.path):
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
+    assert any("rows go one by one" in r.getMessage() for r in caplog.records)
 
 
 def test_subject_matching() -> None:

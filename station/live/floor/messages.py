@@ -109,12 +109,15 @@ def stream_config(
     *,
     max_age: float = 0.0,
     max_bytes: int = -1,
+    max_msgs_per_subject: int = -1,
     deny_delete: bool = False,
 ) -> StreamConfig:
     """The stream a station expects (the floor service or the operator creates it; see
     the README's "The floor: publishing"): file storage, every row kept until `max_age`
-    seconds (0: for ever) or `max_bytes`, the oldest dropped first, direct gets allowed
-    (a station reads its table's last row with one request its permissions can name)."""
+    seconds (0: for ever), `max_bytes` or `max_msgs_per_subject` rows of a table (-1: no
+    limit), the oldest dropped first, direct gets allowed
+    (a station reads its table's last row with one request its permissions can name),
+    atomic batches allowed (a station's backlog goes in batches: one disk sync each)."""
     from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 
     return StreamConfig(
@@ -125,9 +128,10 @@ def stream_config(
         discard=DiscardPolicy.OLD,
         max_age=max_age,
         max_bytes=max_bytes,
-        max_msgs_per_subject=-1,
+        max_msgs_per_subject=max_msgs_per_subject,
         num_replicas=1,
         allow_direct=True,
+        allow_atomic=True,
         deny_delete=deny_delete,
     )
 

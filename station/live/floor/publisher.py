@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import sqlite3
 import ssl
 import threading
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import orjson
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
@@ -62,9 +64,15 @@ log = logging.getLogger("station.live.floor")
 
 #: Rows read from the journal at a time.
 READ_BATCH = 256
+#: The most rows sent as one atomic batch (the broker's own limit is 1,000 messages).
+BATCH_MAX = 100
+BATCH_ID, BATCH_SEQUENCE, BATCH_COMMIT = "Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"
 #: Seconds between two looks at the journal when no commit was announced (a safety net:
 #: the writer's `committed` call wakes the publisher at once).
 POLL = 1.0
+#: Seconds the publisher waits after a commit is announced before it reads the rows: the
+#: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
+AFTER_COMMIT = 0.003
 #: Seconds between two syncs while refused (two journals claim the table).
 CONFLICT_RETRY = 30.0
 #: Backoff after an error, doubling up to the max.
@@ -193,6 +201,10 @@ class Publisher:
         self._idle = False  # waiting for a commit: `committed` must wake it
         self._refused = False
         self._nc: Client | None = None
+        self._closing = False
+        self._last_error = ""
+        #: Waiting rows go as atomic batches (until the stream refuses one).
+        self._batches = True
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -219,6 +231,7 @@ class Publisher:
         finally:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
+            self._closing = True
             if self._nc is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._nc.close(), 2.0)
@@ -253,10 +266,19 @@ class Publisher:
         return await nats.connect(**options)
 
     async def _on_error(self, exc: Exception) -> None:
-        log.debug("floor %s: %s", self.subject, exc)
+        """A connection error (the broker away, its certificate not trusted, a login
+        refused): in the status while not publishing, and logged once until it changes."""
+        text = str(exc) or type(exc).__name__
+        if self.status.state != "publishing" and not self._closing:
+            self.status = FloorStatus(
+                self.status.state, self.published, f"cannot reach the broker: {text}"
+            )
+        if text != self._last_error:
+            self._last_error = text
+            log.warning("floor: %s (%s); rows wait in the journal", text, self.config.url)
 
     async def _on_disconnected(self) -> None:
-        if self.status.state == "publishing":
+        if self.status.state == "publishing" and not self._closing:
             log.warning(
                 "floor: disconnected from %s; rows wait in the journal (published up to row %d)",
                 self.config.url,
@@ -350,7 +372,6 @@ class Publisher:
     async def _pump(self, js: JetStreamContext) -> None:
         """Publish every row after `published`, then wait for the next commit."""
         assert self._wake is not None
-        timeout = self.config.timeout
         while True:
             self._idle = True  # before reading: a commit from now on wakes us
             rows = self.tail.rows(self.published)
@@ -359,20 +380,68 @@ class Publisher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), POLL)
                 self._wake.clear()
+                # Let the station answer and broadcast the commit first (one interpreter:
+                # the publisher's Python would otherwise compete with it right then).
+                await asyncio.sleep(AFTER_COMMIT)
                 continue
             self._idle = False
-            for row in rows:
-                body = JournalMessage.of(self.table, row).encode()
-                ack = await js.publish(
-                    self.subject,
-                    body,
-                    timeout=timeout,
-                    headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
-                )
-                self.stream_seq, self.published = ack.seq, row.seq
-                self.sent += 1
+            for start in range(0, len(rows), BATCH_MAX):
+                chunk = rows[start : start + BATCH_MAX]
+                if len(chunk) > 1 and self._batches:
+                    await self._publish_batch(chunk)
+                else:
+                    for row in chunk:
+                        await self._publish_one(js, row)
                 if self.status.state != "publishing":  # acknowledged: the broker is back
-                    self._set("publishing", f"sending from row {row.seq}", level=logging.INFO)
+                    self._set("publishing", f"sending from row {chunk[0].seq}", logging.INFO)
+
+    async def _publish_one(self, js: JetStreamContext, row: Row) -> None:
+        ack = await js.publish(
+            self.subject,
+            JournalMessage.of(self.table, row).encode(),
+            timeout=self.config.timeout,
+            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
+        )
+        self.stream_seq, self.published = ack.seq, row.seq
+        self.sent += 1
+
+    async def _publish_batch(self, rows: list[Row]) -> None:
+        """Rows waiting (a backlog, or a burst) as one atomic batch (JetStream 2.12+): all
+        stored or none, one disk sync for all, the expected last subject sequence checked
+        before the first. A stream that takes no batches gets rows one by one from then
+        on."""
+        nc = self._nc
+        assert nc is not None
+        batch = secrets.token_hex(16)
+        timeout = self.config.timeout
+        last = len(rows)
+        try:
+            for n, row in enumerate(rows, 1):
+                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n)}
+                body = JournalMessage.of(self.table, row).encode()
+                if n == 1:  # a request: the batch has begun (or why not)
+                    headers[EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self.stream_seq)
+                    _check_reply(
+                        (await nc.request(self.subject, body, timeout, headers=headers)).data
+                    )
+                elif n < last:
+                    await nc.publish(self.subject, body, headers=headers)
+                else:
+                    headers[BATCH_COMMIT] = "1"
+                    reply = await nc.request(self.subject, body, timeout, headers=headers)
+                    ack = _check_reply(reply.data)
+                    if ack is None or not isinstance(ack.get("seq"), int):
+                        raise NatsError(f"no publish ack for the batch: {reply.data!r}")
+                    self.stream_seq, self.published = ack["seq"], row.seq
+                    self.sent += last
+        except APIError as exc:
+            if exc.err_code != WRONG_LAST_SEQUENCE:
+                self._batches = False
+                log.warning(
+                    "floor: the stream refused a batch (%s); rows go one by one from now on",
+                    exc.description,
+                )
+            raise
 
     async def _refuse(self, reason: str) -> None:
         first = not self._refused
@@ -437,6 +506,21 @@ class Publisher:
             except (NatsError, OSError, sqlite3.Error) as exc:
                 log.debug("floor: heartbeat not sent: %s", exc)
             await asyncio.sleep(self.config.heartbeat_interval)
+
+
+def _check_reply(data: bytes) -> dict[str, Any] | None:
+    """A batch message's reply: empty (received), a publish ack, or an error (raised)."""
+    if not data:
+        return None
+    try:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise NatsError(f"an unreadable reply from the stream: {data[:200]!r}") from None
+    if not isinstance(body, dict):
+        raise NatsError(f"an unexpected reply from the stream: {data[:200]!r}")
+    if isinstance(body.get("error"), dict):
+        APIError.from_error(body["error"])
+    return body
 
 
 def _wrong_last(exc: BaseException) -> bool:

@@ -1,0 +1,422 @@
+"""The floor: 300 tables publishing their journals to one broker.
+
+A real nats-server (JetStream, `sync_interval: always`, its store on disk) and 300 tables,
+each a real `Journal` and a real `Publisher` (75 tables to a worker process, each table
+with its own connection), committing rows at ~1 row/s and then ~4 rows/s each. A floor
+consumer here (an ordered JetStream consumer: a message reaches it only once stored)
+measures commit -> stream: the row's `ts` (taken as it is committed) to its arrival.
+The broker's CPU and memory come from /proc. Then the broker is SIGKILLed, every table
+commits 100 rows (30,000 waiting in the journals), the broker is started again, and the
+time until the stream holds them all is the drain time. Last, `bench_latency`'s station
+(pty -> WebSocket) is measured with its publisher off and on.
+
+The journals are on /dev/shm when there is one: 300 tables' fsyncs on one disk would
+measure this machine's disk, not the floor (each station has its own disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nats
+
+from station.core.table import Table
+from station.live.floor.broker import ADMIN_USER, Broker, free_port, render_config
+from station.live.floor.messages import STREAM, JournalMessage, stream_config, wildcard
+from station.live.floor.publisher import Publisher
+from station.live.floor.settings import FloorConfig
+from station.live.journal import Journal, Pending
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = 300
+WORKERS = 4
+PHASE_SECONDS = 20.0
+WARMUP_SECONDS = 3.0
+BACKLOG_PER_TABLE = 100
+SITE = "bench"
+TS = "%Y-%m-%dT%H:%M:%S.%fZ"
+VERDICT = {"ok": True, "error": None, "role": "player", "round": 12, "result": None}
+
+
+def _row(i: int) -> Pending:
+    """A row the size of a dealt card's (event and verdict)."""
+    event = {"type": "card", "card": "KH", "n": i}
+    return Pending("reader", "shoe", event, {**VERDICT, "voided_round": None})
+
+
+# -- a worker: 75 tables in one process ----------------------------------------------------
+
+
+def worker(first: int, count: int, url: str, password: str, folder: str) -> None:
+    """Tables first..first+count-1: their journals, and their publishers on one event loop
+    in a thread. Commands on stdin: `rate R` (rows a second per table; 0 stops),
+    `burst N` (N rows per table at once), `quit`; each answered `ok` on stdout."""
+    logging.getLogger("station.live.floor").setLevel(logging.ERROR)  # 300 tables' lines
+    os.environ["BENCH_FLOOR_PASSWORD"] = password
+    config = FloorConfig(
+        url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD", timeout=2.0
+    )
+    journals: list[Journal] = []
+    publishers: list[Publisher] = []
+    for i in range(first, first + count):
+        table = f"t{i:03d}"
+        journal = Journal(Path(folder) / f"{table}.db")
+        journal.start(table, Table())
+        journals.append(journal)
+        publishers.append(Publisher(config, table, journal.path))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    tasks = [asyncio.run_coroutine_threadsafe(p.run(), loop) for p in publishers]
+    rate = 0.0
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def write() -> None:
+        n = 0
+        start = time.monotonic()
+        due = [start + k / count for k in range(count)]  # spread over the first second
+        while not stop.is_set():
+            with lock:
+                r = rate
+            if r <= 0:
+                time.sleep(0.01)
+                now = time.monotonic()
+                due = [now + k / count / 1 for k in range(count)]
+                continue
+            k = min(range(count), key=due.__getitem__)
+            wait = due[k] - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            journals[k].append([_row(n)])
+            publishers[k].committed()
+            n += 1
+            due[k] += 1 / r
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    for line in sys.stdin:
+        command, _, arg = line.strip().partition(" ")
+        if command == "rate":
+            with lock:
+                rate = float(arg)
+        elif command == "burst":
+            with lock:
+                for journal in journals:
+                    journal.append([_row(i) for i in range(int(arg))])
+                for p in publishers:
+                    p.committed()
+        elif command == "stats":  # rows committed, rows the stream holds, batches refused
+            committed = sum(j.last_seq for j in journals)
+            published = sum(p.published for p in publishers)
+            refused = sum(not p._batches for p in publishers)
+            cpu_ms = round(time.process_time() * 1000)
+            print(f"ok {committed} {published} {refused} {cpu_ms}", flush=True)
+            continue
+        elif command == "quit":
+            break
+        print("ok", flush=True)
+    stop.set()
+    for task in tasks:
+        loop.call_soon_threadsafe(task.cancel)
+    time.sleep(0.5)
+    print("ok", flush=True)
+
+
+# -- the floor side --------------------------------------------------------------------------
+
+
+class Consumer:
+    """An ordered JetStream consumer on every table's rows: commit -> stream latencies."""
+
+    def __init__(self, url: str, password: str) -> None:
+        self.url, self.password = url, password
+        self.latencies: list[float] = []
+        self.received = 0
+        self.recording = False
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self._loop.run_until_complete(self._subscribe())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _subscribe(self) -> None:
+        nc = await nats.connect(
+            self.url,
+            user=ADMIN_USER,
+            password=self.password,
+            max_reconnect_attempts=-1,
+            error_cb=_quiet,
+        )
+        self.nc = nc
+
+        async def on_row(msg: nats.aio.msg.Msg) -> None:
+            now = time.time()
+            self.received += 1
+            if self.recording:
+                row = JournalMessage.decode(msg.data)
+                ts = datetime.strptime(row.ts, TS).replace(tzinfo=UTC).timestamp()
+                self.latencies.append(now - ts)
+
+        await nc.jetstream().subscribe(wildcard("journal", SITE), cb=on_row, ordered_consumer=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait(10)
+
+    def stop(self) -> None:
+        fut = asyncio.run_coroutine_threadsafe(self.nc.close(), self._loop)
+        fut.result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+async def _quiet(exc: Exception) -> None:
+    """Connection errors while the broker is down on purpose are expected."""
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def _stream_messages(url: str, password: str) -> int:
+    nc = await nats.connect(
+        url, user=ADMIN_USER, password=password, connect_timeout=2, error_cb=_quiet
+    )
+    try:
+        info = await nc.jetstream().stream_info(STREAM)
+        return int(info.state.messages)
+    finally:
+        await nc.close()
+
+
+def stream_messages(broker: Broker, password: str) -> int:
+    return asyncio.run(_stream_messages(broker.url, password))
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> float:
+    """Seconds until `condition()` (polled every 50 ms); raises after `timeout`."""
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise TimeoutError(f"not done after {timeout} s")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def _ms(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(int(len(ordered) * q) - 1, 0)] * 1000
+
+
+def _send(workers: list[subprocess.Popen[str]], command: str) -> list[list[int]]:
+    """Send `command` to every worker; their answers' numbers."""
+    for w in workers:
+        assert w.stdin is not None
+        w.stdin.write(command + "\n")
+        w.stdin.flush()
+    answers = []
+    for w in workers:
+        assert w.stdout is not None
+        words = w.stdout.readline().split()
+        assert words[:1] == ["ok"], f"a worker failed at {command!r}"
+        answers.append([int(x) for x in words[1:]])
+    return answers
+
+
+def _stats(workers: list[subprocess.Popen[str]]) -> tuple[int, int, int, float]:
+    """Rows committed, rows published, tables that fell back to one row at a time, and
+    the workers' CPU seconds (journals and publishers)."""
+    answers = _send(workers, "stats")
+    committed, published, one_by_one, cpu_ms = (sum(a[i] for a in answers) for i in range(4))
+    return committed, published, one_by_one, cpu_ms / 1000
+
+
+def floor_phases(broker: Broker, password: str, journals: Path) -> int:
+    """The two rates and the drain; returns the rows the stream holds at the end."""
+    consumer = Consumer(broker.url, password)
+    consumer.start()
+    per = TABLES // WORKERS
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.bench_floor",
+                "worker",
+                str(w * per),
+                str(per),
+                broker.url,
+                password,
+                str(journals),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for w in range(WORKERS)
+    ]
+    try:
+        wait_until(lambda: stream_messages(broker, password) >= TABLES, 60)  # created rows
+        pid = broker.process.pid if broker.process else 0
+        for rate in (1, 4):
+            _send(workers, f"rate {rate}")
+            time.sleep(WARMUP_SECONDS)
+            consumer.latencies.clear()
+            consumer.recording = True
+            committed0, _, _, worker_cpu0 = _stats(workers)
+            cpu0, t0, rss, behind = cpu_seconds(pid), time.monotonic(), 0.0, 0
+            while time.monotonic() - t0 < PHASE_SECONDS:
+                time.sleep(0.5)
+                rss = max(rss, rss_mib(pid))
+                committed, published, _, _ = _stats(workers)
+                behind = max(behind, committed - published)
+            elapsed = time.monotonic() - t0
+            cpu = (cpu_seconds(pid) - cpu0) / elapsed
+            consumer.recording = False
+            lat = consumer.latencies
+            committed, published, one_by_one, worker_cpu = _stats(workers)
+            rows = committed - committed0
+            print(
+                f"{TABLES} tables x {rate} row/s: {rows / elapsed:.0f} "
+                f"rows/s committed, {len(lat)} rows timed: commit -> stream p50 "
+                f"{_ms(lat, 0.5):.1f} ms, p99 {_ms(lat, 0.99):.1f} ms, max {_ms(lat, 1.0):.1f} "
+                f"ms; at most {behind} rows waiting in the journals; broker CPU "
+                f"{cpu * 100:.0f} % of a core, RSS {rss:.0f} MiB; stations' CPU "
+                f"{(worker_cpu - worker_cpu0) / max(rows, 1) * 1e6:.0f} us a row (journal "
+                "and publisher)"
+                + (f"; {one_by_one} tables fell back to one row at a time" if one_by_one else ""),
+                flush=True,
+            )
+        _send(workers, "rate 0")
+        time.sleep(1.0)
+        held = stream_messages(broker, password)
+        broker.kill()
+        _send(workers, f"burst {BACKLOG_PER_TABLE}")  # 30,000 rows wait in the journals
+        backlog = TABLES * BACKLOG_PER_TABLE
+        worker_cpu0, broker_cpu0 = _stats(workers)[3], 0.0
+        started = time.monotonic()
+        broker.start()
+        pid = broker.process.pid if broker.process else 0
+        drained = wait_until(lambda: stream_messages(broker, password) >= held + backlog, 300)
+        worker_cpu, broker_cpu = _stats(workers)[3], cpu_seconds(pid) - broker_cpu0
+        print(
+            f"backlog of {backlog:,} rows after a broker outage: in the stream "
+            f"{drained:.1f} s after the broker is back ({backlog / drained:,.0f} rows/s; "
+            f"broker start {time.monotonic() - started - drained:.2f} s not counted); CPU "
+            f"meanwhile: stations {worker_cpu - worker_cpu0:.1f} s, broker {broker_cpu:.1f} s",
+            flush=True,
+        )
+        total = stream_messages(broker, password)
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                with contextlib.suppress(AssertionError, BrokenPipeError):
+                    _send([w], "quit")
+                w.wait(10)
+        consumer.stop()
+    return total
+
+
+def station_latency(broker: Broker, password: str) -> None:
+    """`bench_latency`'s pty -> WebSocket p99, the station's publisher off and on."""
+    from benchmarks import bench_latency
+
+    plain = bench_latency.serial_station_config
+
+    runs = 0
+
+    def with_floor(tmp: Path, port: int, token: str, link: Path) -> Path:
+        """bench_latency's config with a floor: a site of its own each run (each run's
+        journal is new: the same table on the same site would be refused as a conflict)."""
+        nonlocal runs
+        runs += 1
+        config = plain(tmp, port, token, link)
+        config.write_text(
+            config.read_text() + f'[floor]\nurl = "{broker.url}"\nsite = "latency-{runs}"\n'
+            f'user = "{ADMIN_USER}"\npassword = "env:BENCH_FLOOR_PASSWORD"\n'
+        )
+        return config
+
+    os.environ["BENCH_FLOOR_PASSWORD"] = password
+    figures: dict[str, list[float]] = {"off": [], "on": []}
+    cards = 1500
+    try:
+        for mode in ("off", "on", "off", "on"):
+            bench_latency.serial_station_config = with_floor if mode == "on" else plain
+            ms = sorted(x * 1000 for x in bench_latency.measure(cards))
+            figures[mode].append(ms[int(len(ms) * 0.99) - 1])
+            figures[mode + "50"] = [*figures.get(mode + "50", []), statistics.median(ms)]
+    finally:
+        bench_latency.serial_station_config = plain
+    off, on = statistics.mean(figures["off"]), statistics.mean(figures["on"])
+    print(
+        f"pty -> WebSocket, {cards} cards, twice each: p99 publisher off "
+        f"{' / '.join(f'{x:.2f}' for x in figures['off'])} ms, on "
+        f"{' / '.join(f'{x:.2f}' for x in figures['on'])} ms: on/off {on / off:.2f} "
+        f"(target within 10 %: {'ok' if on <= off * 1.10 else 'OVER'}); p50 off "
+        f"{statistics.mean(figures['off50']):.2f} ms, on {statistics.mean(figures['on50']):.2f} ms"
+    )
+
+
+def main() -> None:
+    load = os.getloadavg()[0]
+    print(f"(load average at start: {load:.2f})")
+    shm = Path("/dev/shm")
+    with (
+        tempfile.TemporaryDirectory() as tmp_dir,
+        tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as journals,
+    ):
+        tmp = Path(tmp_dir)
+        password = secrets.token_hex(8)
+        port = free_port()
+        config = tmp / "nats.conf"
+        config.write_text(render_config(port, tmp / "store", [], password))
+        broker = Broker(config, port, log=tmp / "nats.log")
+        broker.start()
+        try:
+            asyncio.run(_create_stream(broker.url, password))
+            floor_phases(broker, password, Path(journals))
+            station_latency(broker, password)
+        finally:
+            broker.stop()
+
+
+async def _create_stream(url: str, password: str) -> None:
+    nc = await nats.connect(url, user=ADMIN_USER, password=password)
+    try:
+        await nc.jetstream().add_stream(stream_config())
+    finally:
+        await nc.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        first, count, url, password, folder = sys.argv[2:7]
+        worker(int(first), int(count), url, password, folder)
+    else:
+        main()

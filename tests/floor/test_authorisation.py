@@ -1,0 +1,116 @@
+"""The shipped config/nats-server.conf, run as shipped (only its port and store moved into
+a temp folder): a station's credentials publish its own table's rows and nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import nats
+import pytest
+
+from station.live.floor.broker import ADMIN_USER, Broker, free_port, render_config
+from station.live.floor.messages import STREAM, journal_subject, station_permissions
+from tests.floor.kit import (
+    FloorBroker,
+    StationUser,
+    append_rows,
+    assert_exactly_once,
+    create_stream,
+    new_journal,
+    run_publisher,
+    table_count,
+    wait_published,
+)
+
+pytestmark = pytest.mark.floor
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "config" / "nats-server.conf"
+PASSWORDS = {"FLOOR_PASSWORD": "floor-secret", "TABLE_1_PASSWORD": "one", "TABLE_2_PASSWORD": "two"}
+
+
+@pytest.fixture
+def shipped(tmp_path: Path) -> Iterator[FloorBroker]:
+    text = SHIPPED.read_text()
+    port = free_port()
+    text, listens = re.subn(r"(?m)^listen: .*$", f"listen: 127.0.0.1:{port}", text)
+    text, stores = re.subn(r"(?m)^(\s*)store_dir: .*$", rf"\1store_dir: {tmp_path}/store", text)
+    assert (listens, stores) == (1, 1)
+    config = tmp_path / "nats-server.conf"
+    config.write_text(text)
+    broker = Broker(config, port, log=tmp_path / "nats.log", env=PASSWORDS)
+    broker.start()
+    stations = {
+        "table-1": StationUser("site-1", "table-1", "table-1", "one"),
+        "table-2": StationUser("site-1", "table-2", "table-2", "two"),
+    }
+    floor = FloorBroker(broker, PASSWORDS["FLOOR_PASSWORD"], stations)
+    try:
+        asyncio.run(create_stream(floor))
+        yield floor
+    finally:
+        broker.stop()
+
+
+async def _as_table_1(floor: FloorBroker) -> list[str]:
+    """What table-1's user may not do: publish table-2's rows, read table-2's last row,
+    delete a message. Returns the broker's permission errors."""
+    errors: list[str] = []
+
+    async def error_cb(exc: Exception) -> None:
+        errors.append(str(exc))
+
+    nc = await nats.connect(
+        floor.url,
+        user="table-1",
+        password="one",
+        inbox_prefix="_INBOX.site-1.table-1",
+        error_cb=error_cb,
+        allow_reconnect=False,
+    )
+    js = nc.jetstream(timeout=0.5)
+    with pytest.raises(nats.errors.TimeoutError):
+        await js.publish(journal_subject("site-1", "table-2"), b"{}")
+    with pytest.raises(nats.errors.TimeoutError):
+        await js.get_last_msg(STREAM, journal_subject("site-1", "table-2"), direct=True)
+    for api in (f"STREAM.MSG.DELETE.{STREAM}", f"STREAM.PURGE.{STREAM}", f"STREAM.DELETE.{STREAM}"):
+        with pytest.raises(nats.errors.TimeoutError):
+            await nc.request(f"$JS.API.{api}", b'{"seq": 1}', timeout=0.5)
+    # its own subject is allowed (with the inbox of its own)
+    ack = await js.publish(journal_subject("site-1", "table-1"), b"{}")
+    assert ack.stream == STREAM
+    await nc.close()
+    return errors
+
+
+def test_station_a_cannot_publish_to_table_b(shipped: FloorBroker) -> None:
+    errors = asyncio.run(_as_table_1(shipped))
+    assert any('publish to "floor.site-1.table-2.journal"' in e for e in errors), errors
+    assert any("direct.get.floor.floor.site-1.table-2" in e.lower() for e in errors), errors
+    assert any("stream.purge.floor" in e.lower() for e in errors), errors
+    assert asyncio.run(table_count(shipped, "table-2")) == 0
+
+
+def test_the_shipped_permissions_suffice_for_the_publisher(
+    shipped: FloorBroker, tmp_path: Path
+) -> None:
+    journal = new_journal(tmp_path / "journal.db", "table-2")
+    append_rows(journal, 12)
+    with run_publisher(shipped, "table-2", journal.path):
+        wait_published(shipped, "table-2", journal.last_seq)
+    assert_exactly_once(shipped, "table-2", journal.path)
+
+
+def test_the_shipped_blocks_are_station_permissions() -> None:
+    """The shipped file's per-table blocks say what `station_permissions` says (the
+    tests' brokers use the latter)."""
+    text = SHIPPED.read_text()
+    for table in ("table-1", "table-2"):
+        for subject in station_permissions("site-1", table)["publish"]:
+            assert f'"{subject}"' in text
+        assert f'"_INBOX.site-1.{table}.>"' in text
+    assert re.search(r"(?m)^\s*sync_interval: always$", text)
+    assert ADMIN_USER in render_config(4222, Path("s"), [], "x")

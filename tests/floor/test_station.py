@@ -1,0 +1,170 @@
+"""The floor from a whole station: `station run` SIGKILLed while it publishes, and a
+station in this process whose table another journal already claims (refused: a notice,
+an error line, an alert, /api/health and the heartbeat say so)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
+from station.live.floor.publisher import REFUSED
+from station.live.journal import read_rows
+from tests.conftest import spawn_run
+from tests.floor.kit import (
+    SITE,
+    FloorBroker,
+    Listener,
+    append_rows,
+    assert_exactly_once,
+    new_journal,
+    run_publisher,
+    station_floor,
+    table_count,
+    wait_for,
+    wait_published,
+)
+from tests.netkit import free_port
+from tests.service.kit import make_config, serve
+
+pytestmark = [pytest.mark.floor, pytest.mark.server]
+
+KILLS = 5
+
+
+def station_toml(floor: FloorBroker, tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A `station run` config: the sim dealer at full speed, table-1 on the floor."""
+    user = floor.user("table-1")
+    path = tmp / "station.toml"
+    path.write_text(
+        f"""
+[table]
+id = "table-1"
+decks = 1
+
+[reader]
+driver = "sim"
+
+[reader.sim]
+seed = 3
+card_interval = 0.003
+betting_time = 0.003
+shuffle_time = 0.01
+supervisor_after = 0.02
+
+[journal]
+path = "journal.db"
+
+[api]
+bind = "127.0.0.1:{free_port()}"
+
+[floor]
+url = "{floor.url}"
+site = "{user.site}"
+user = "{user.user}"
+password = "env:FLOOR_PASSWORD"
+heartbeat_interval = 1.0
+timeout = 1.0
+"""
+    )
+    return path, {"FLOOR_PASSWORD": user.password}
+
+
+@pytest.mark.slow
+def test_station_killed_five_times_while_publishing(floor: FloorBroker, tmp_path: Path) -> None:
+    config, env = station_toml(floor, tmp_path)
+    rng = random.Random(11)
+    held = 0
+    for _ in range(KILLS):
+        station = spawn_run(config, env=env)
+        try:
+            # Killed once it has published more: mid-stream, at a random moment.
+            wait_for(
+                lambda held=held: asyncio.run(table_count(floor, "table-1")) > held + 20,
+                timeout=20,
+                what="rows published by the station",
+            )
+            time.sleep(rng.uniform(0, 0.3))
+        finally:
+            station.send_signal(signal.SIGKILL)
+            station.communicate(timeout=10)
+        held = asyncio.run(table_count(floor, "table-1"))
+    journal = tmp_path / "journal.db"
+    # The rows the last kill left in the journal go out with the next start (here).
+    with run_publisher(floor, "table-1", journal):
+        wait_published(floor, "table-1", read_rows(journal, 0, 1_000_000)[-1].seq)
+    messages = assert_exactly_once(floor, "table-1", journal)
+    restarts = [m for m in messages if m.event.get("type") == "restart"]
+    assert len(restarts) == KILLS
+
+
+def test_a_station_whose_table_is_claimed_refuses_and_says_so(
+    floor: FloorBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    other = new_journal(tmp_path / "other.db", "table-1")  # the station already on the floor
+    append_rows(other, 3)
+    with run_publisher(floor, "table-1", other.path):
+        wait_published(floor, "table-1", other.last_seq)
+    config, tokens = make_config(tmp_path)
+    config = config.model_copy(
+        update={
+            "table": config.table.model_copy(update={"id": "table-1"}),
+            "floor": station_floor(floor, "table-1"),
+        }
+    )
+    with (
+        Listener(floor, alert_subject(SITE, "table-1")) as alerts,
+        Listener(floor, heartbeat_subject(SITE, "table-1")) as beats,
+        serve(config, tokens) as live,
+    ):
+        wait_for(lambda: bool(alerts.messages), what="the alert")
+        health = httpx.get(f"{live.url}/api/health").json()
+        wait_for(
+            lambda: any(Heartbeat.decode(b).floor == "refused" for b in beats.messages),
+            what="a heartbeat saying refused",
+        )
+    assert health["status"] == "degraded"
+    assert health["floor"]["state"] == "refused"
+    assert "another station publishes as this table" in health["detail"]
+    alert = Alert.decode(alerts.messages[0])
+    assert (alert.table, alert.code) == ("table-1", "conflict")
+    notices = [r for r in read_rows(config.journal.path) if r.event.get("message") == REFUSED]
+    assert len(notices) == 1 and notices[0].actor == "floor"
+    assert any(REFUSED in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert_exactly_once(floor, "table-1", other.path)  # the floor kept the first station's
+
+
+def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_path: Path) -> None:
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    config = config.model_copy(
+        update={
+            "table": config.table.model_copy(update={"id": "table-2"}),
+            "floor": station_floor(floor, "table-2"),
+        }
+    )
+    with (
+        Listener(floor, heartbeat_subject(SITE, "table-2")) as beats,
+        serve(config, tokens) as live,
+    ):
+        assert live.post({"type": "shoe"}, "dealer").status_code == 200
+        assert live.post({"type": "card", "card": "5H"}).status_code == 200
+        last = live.station.snapshot.seq
+        wait_published(floor, "table-2", last)
+        health = httpx.get(f"{live.url}/api/health").json()
+        wait_for(
+            lambda: any(Heartbeat.decode(b).seq == last for b in beats.messages),
+            what="a heartbeat at the last row",
+        )
+    assert health["status"] == "ok" and health["floor"]["state"] == "publishing"
+    beat = next(Heartbeat.decode(b) for b in beats.messages if Heartbeat.decode(b).seq == last)
+    assert (beat.site, beat.table, beat.floor, beat.shoe) == (SITE, "table-2", "publishing", 1)
+    snapshot = live.station.snapshot
+    assert beat.round == snapshot.last_round and not beat.suspended and beat.code is None
+    assert beat.hash == read_rows(config.journal.path, last - 1, 1)[0].hash
+    assert_exactly_once(floor, "table-2", config.journal.path)
