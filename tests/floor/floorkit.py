@@ -23,8 +23,10 @@ import uvicorn
 from station.api.floor import create_floor_app
 from station.core.table import Table
 from station.live.floor.messages import (
+    Alert,
     Heartbeat,
     JournalMessage,
+    alert_subject,
     heartbeat_subject,
     journal_subject,
 )
@@ -117,6 +119,13 @@ def heartbeat(
     )  # fmt: skip
     body = orjson.dumps({**orjson.loads(beat.encode()), **extra})
     subject = heartbeat_subject(SITE, table_id)
+    in_thread(lambda: asyncio.run(_publish(floor, subject, [body], stream=False)))
+
+
+def station_alert(floor: FloorBroker, table_id: str, code: str, words: str) -> None:
+    """What a station says on `floor.<site>.<table>.alert` (core NATS)."""
+    body = Alert(SITE, table_id, "2026-12-01T00:00:00Z", code, words).encode()
+    subject = alert_subject(SITE, table_id)
     in_thread(lambda: asyncio.run(_publish(floor, subject, [body], stream=False)))
 
 

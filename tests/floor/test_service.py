@@ -32,6 +32,7 @@ from tests.floor.floorkit import (
     publish_rows,
     serve_floor,
     shoe_events,
+    station_alert,
     wait_for,
 )
 from tests.floor.kit import FloorBroker
@@ -205,6 +206,10 @@ def test_a_silent_table_goes_offline(
         assert seen["station_seq"] == 7 and seen["rows_behind"] == 7
         assert seen["dashboard"] == "http://table-1.pit:8000/"
         assert seen["publisher"] == "publishing"
+        station_alert(floor, "table-1", "conflict", "another journal claims table-1")
+        wait_for(lambda: running.table("table-1")["station_alerts"], "the station's alert")
+        [said] = running.table("table-1")["station_alerts"]
+        assert (said["code"], said["message"]) == ("conflict", "another journal claims table-1")
         assert not running.table("table-2")["online"]
         wait_for(lambda: not running.table("table-1")["online"], "table-1 offline", timeout=3)
         assert running.table("table-1")["silent_for"] >= 1.0
