@@ -100,3 +100,10 @@ def test_a_station_journal_is_not_taken_as_an_archive(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(ArchiveError, match="schema 99, written by a newer station"):
         Archive(newer)
+
+
+def test_one_floor_service_per_archive(tmp_path: Path) -> None:
+    busy = "another floor service is using the archive"
+    with Archive(tmp_path / "floor.db"), pytest.raises(ArchiveError, match=busy):
+        Archive(tmp_path / "floor.db")
+    Archive(tmp_path / "floor.db").close()  # free again once the first has closed

@@ -20,6 +20,7 @@ no-op, so each row is archived exactly once. `commit` takes a batch in one trans
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -254,17 +255,23 @@ class Archive:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._lock: int | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._take_lock()
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._adopt()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
         except (OSError, sqlite3.Error) as exc:
+            self._release_lock()
             raise ArchiveError(
                 f"cannot open the floor archive {self.path}: {exc}; check [archive] path and "
                 "that its folder is writable"
             ) from exc
+        except ArchiveError:
+            self._release_lock()
+            raise
         #: table -> (seq, hash) of its last archived row.
         self.heads: dict[str, tuple[int, str]] = {
             t: (s, h)
@@ -301,8 +308,29 @@ class Archive:
                 f"station (this one knows up to {SCHEMA_VERSION}); upgrade the station"
             )
 
+    def _take_lock(self) -> None:
+        """Be the archive's one writer: a second floor service on the same file would
+        archive with heads of its own and stops at once instead."""
+        self._lock = os.open(
+            self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644
+        )
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._release_lock()
+            raise ArchiveError(
+                f"another floor service is using the archive {self.path}; stop it first, or "
+                "give this one its own [archive] path"
+            ) from None
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
     def close(self) -> None:
         self._db.close()
+        self._release_lock()
 
     def __enter__(self) -> Archive:
         return self
