@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from station.core.table import Table
 from station.live.floor_service.archive import (
     APPLICATION_ID,
     Archive,
@@ -16,7 +17,9 @@ from station.live.floor_service.archive import (
     Malformed,
     parse_row,
 )
-from station.live.journal import Row
+from station.live.floor_service.board import Board
+from station.live.floor_service.config import FloorServiceConfig
+from station.live.journal import Journal, Pending, Row
 from tests.floor.floorkit import make_journal, message, shoe_events
 
 
@@ -107,3 +110,27 @@ def test_one_floor_service_per_archive(tmp_path: Path) -> None:
     with Archive(tmp_path / "floor.db"), pytest.raises(ArchiveError, match=busy):
         Archive(tmp_path / "floor.db")
     Archive(tmp_path / "floor.db").close()  # free again once the first has closed
+
+
+def test_the_board_replays_and_says_when_its_rules_disagree(tmp_path: Path) -> None:
+    """The floor replays each table with the station's core; a station whose verdicts the
+    floor's rules would not give (another version) is said, its rows archived all the same."""
+    events = shoe_events(seed=2, decks=1)[:12]
+    rows = make_journal(tmp_path / "t.db", "t1", events)
+    table = Table(decks=8)
+    forged = tmp_path / "forged.db"
+    with Journal(forged) as journal:
+        journal.start("t2", table)
+        for i, event in enumerate(events):
+            verdict = dict(table.decide(event).verdict)
+            if i == 5:
+                verdict["ok"] = not verdict["ok"]
+            journal.append([Pending("api", "test", event, verdict)])
+        other = list(journal.rows())
+    board = Board(FloorServiceConfig())
+    with Archive(tmp_path / "floor.db") as archive:
+        board.committed(archive.commit(arrivals("t1", rows) + arrivals("t2", other)))
+        assert archive.count("t2") == len(other)
+    one, two = board.table("t1"), board.table("t2")
+    assert one["problem"] is None and one["shoe"] == 1 and one["archived_seq"] == len(rows)
+    assert two["problem"] is not None and two["problem"].startswith("row 7: the floor's rules")

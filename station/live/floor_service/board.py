@@ -72,6 +72,19 @@ class TableView:
         if self.table is None:
             return
         decided = self.table.decide(event)
+        verdict = dict(decided.verdict)
+        if (
+            self.problem is None
+            and row.verdict is not None
+            and orjson.loads(row.verdict) != verdict
+        ):
+            self.problem = (
+                f"row {row.seq}: the floor's rules decide {orjson.dumps(verdict).decode()} but "
+                f"the station decided {row.verdict}: the station and the floor service run "
+                "different versions (the rows are archived as the station sent them); "
+                "upgrade the older one"
+            )
+            log.warning("table %s: %s", self.id, self.problem)
         if decided.began:
             self.suspended_since = row.seq
         elif decided.cleared:
