@@ -66,9 +66,7 @@ def worker(first: int, count: int, url: str, password: str, folder: str) -> None
     `burst N` (N rows per table at once), `quit`; each answered `ok` on stdout."""
     logging.getLogger("station.live.floor").setLevel(logging.ERROR)  # 300 tables' lines
     os.environ["BENCH_FLOOR_PASSWORD"] = password
-    config = FloorConfig(
-        url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD", timeout=2.0
-    )
+    config = FloorConfig(url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD")
     journals: list[Journal] = []
     publishers: list[Publisher] = []
     for i in range(first, first + count):

@@ -21,6 +21,7 @@ from tests.floor.kit import (
     admin,
     append_rows,
     assert_exactly_once,
+    create_stream,
     new_journal,
     run_publisher,
     table_count,
@@ -184,6 +185,27 @@ def test_a_stream_without_batches_gets_rows_one_by_one(
         wait_published(floor, "table-1", journal.last_seq)
     assert_exactly_once(floor, "table-1", journal.path)
     assert any("rows go one by one" in r.getMessage() for r in caplog.records)
+
+
+async def _delete_stream(floor: FloorBroker) -> None:
+    async with admin(floor) as nc:
+        await nc.jetstream().delete_stream(STREAM)
+
+
+def test_no_stream_yet_rows_wait_then_go(
+    floor: FloorBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    asyncio.run(_delete_stream(floor))
+    journal = new_journal(tmp_path / "journal.db", "table-1")
+    append_rows(journal, 5)
+    with run_publisher(floor, "table-1", journal.path) as running:
+        wait_for(lambda: "has no stream 'FLOOR'" in running.publisher.status.detail)
+        assert running.publisher.status.state == "connecting"
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(errors) == 1 and "start the floor service" in errors[0]
+        asyncio.run(create_stream(floor))  # the floor service starts
+        wait_published(floor, "table-1", journal.last_seq)
+    assert_exactly_once(floor, "table-1", journal.path)
 
 
 def test_subject_matching() -> None:

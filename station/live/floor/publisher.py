@@ -66,10 +66,16 @@ log = logging.getLogger("station.live.floor")
 READ_BATCH = 256
 #: The most rows sent as one atomic batch (the broker's own limit is 1,000 messages).
 BATCH_MAX = 100
+#: A batch's commit may take `timeout` for each this many rows.
+BATCH_PER_TIMEOUT = 20
+#: JetStream's error code for a stream that does not allow atomic batches, and how many
+#: batches refused in a row (for any other reason) make the publisher send row by row.
+ATOMIC_DISABLED = 10174
+BATCH_FAILURES = 3
 BATCH_ID, BATCH_SEQUENCE, BATCH_COMMIT = "Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"
 #: Seconds between two looks at the journal when no commit was announced (a safety net:
 #: the writer's `committed` call wakes the publisher at once).
-POLL = 1.0
+POLL = 5.0
 #: Seconds the publisher waits after a commit is announced before it reads the rows: the
 #: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
 AFTER_COMMIT = 0.003
@@ -203,8 +209,9 @@ class Publisher:
         self._nc: Client | None = None
         self._closing = False
         self._last_error = ""
-        #: Waiting rows go as atomic batches (until the stream refuses one).
+        #: Waiting rows go as atomic batches (until the stream refuses them).
         self._batches = True
+        self._batch_failures = 0  # batches refused in a row
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -269,13 +276,17 @@ class Publisher:
         """A connection error (the broker away, its certificate not trusted, a login
         refused): in the status while not publishing, and logged once until it changes."""
         text = str(exc) or type(exc).__name__
-        if self.status.state != "publishing" and not self._closing:
-            self.status = FloorStatus(
-                self.status.state, self.published, f"cannot reach the broker: {text}"
-            )
+        if self.status.state == "connecting" and not self._closing:
+            detail = f"cannot reach the broker: {text}"
+            self.status = FloorStatus("connecting", self.published, detail)
+        self._say_once(logging.WARNING, f"{text} ({self.config.url}); rows wait in the journal")
+
+    def _say_once(self, level: int, text: str) -> None:
+        """Log `text` unless it is what was logged last (a broker away for an hour is one
+        line, not one a second); a success clears it."""
         if text != self._last_error:
             self._last_error = text
-            log.warning("floor: %s (%s); rows wait in the journal", text, self.config.url)
+            log.log(level, "floor: %s", text)
 
     async def _on_disconnected(self) -> None:
         if self.status.state == "publishing" and not self._closing:
@@ -298,12 +309,13 @@ class Publisher:
                 await self._check_stream(js)
                 await self.sync(js)
                 delay = RETRY_FIRST
-                await self._pump(js)
+                await self._pump()
             except Conflict as exc:
                 await self._refuse(str(exc))
                 await asyncio.sleep(CONFLICT_RETRY)
             except StreamMissing as exc:
-                self._set("connecting", str(exc), level=logging.ERROR)
+                self._set("connecting", str(exc))
+                self._say_once(logging.ERROR, str(exc))
                 await asyncio.sleep(RETRY_MAX)
             except (NatsError, APIError, TimeoutError, OSError, sqlite3.Error) as exc:
                 # Not acknowledged, a wrong last sequence, the broker away or frozen: ask
@@ -315,6 +327,13 @@ class Publisher:
                 self.status = FloorStatus("connecting", self.published, what)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
+            except Exception as exc:  # a bug: said once, then tried again like any error
+                if repr(exc) != self._last_error:
+                    self._last_error = repr(exc)
+                    log.exception("floor: the publisher failed; rows wait in the journal")
+                self.status = FloorStatus("connecting", self.published, f"failed: {exc!r}")
+                self.tail.reopen()
+                await asyncio.sleep(RETRY_MAX)
 
     async def _check_stream(self, js: JetStreamContext) -> None:
         try:
@@ -369,40 +388,48 @@ class Publisher:
             log.warning("floor: %s (stream holds up to row %d)", RESUMED, held.seq)
             self._say(notice("station", "floor", RESUMED, stream_row=held.seq))
 
-    async def _pump(self, js: JetStreamContext) -> None:
+    async def _pump(self) -> None:
         """Publish every row after `published`, then wait for the next commit."""
-        assert self._wake is not None
+        wake = self._wake
+        assert wake is not None
         while True:
-            self._idle = True  # before reading: a commit from now on wakes us
+            wake.clear()
+            self._idle = True  # before reading: a commit from now on sets `wake`
             rows = self.tail.rows(self.published)
-            if not rows:
-                self._set("publishing", f"caught up at row {self.published}")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), POLL)
-                self._wake.clear()
-                # Let the station answer and broadcast the commit first (one interpreter:
-                # the publisher's Python would otherwise compete with it right then).
-                await asyncio.sleep(AFTER_COMMIT)
-                continue
-            self._idle = False
             for start in range(0, len(rows), BATCH_MAX):
                 chunk = rows[start : start + BATCH_MAX]
                 if len(chunk) > 1 and self._batches:
                     await self._publish_batch(chunk)
                 else:
                     for row in chunk:
-                        await self._publish_one(js, row)
+                        await self._publish_one(row)
                 if self.status.state != "publishing":  # acknowledged: the broker is back
                     self._set("publishing", f"sending from row {chunk[0].seq}", logging.INFO)
+                    self._last_error = ""
+            if len(rows) == READ_BATCH:
+                continue  # more may wait
+            if not rows:
+                self._set("publishing", f"caught up at row {self.published}")
+            if not wake.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), POLL)
+            # Let the station answer and broadcast the commit first (one interpreter: the
+            # publisher's Python would otherwise compete with it right then).
+            await asyncio.sleep(AFTER_COMMIT)
 
-    async def _publish_one(self, js: JetStreamContext, row: Row) -> None:
-        ack = await js.publish(
+    async def _publish_one(self, row: Row) -> None:
+        nc = self._nc
+        assert nc is not None
+        reply = await nc.request(
             self.subject,
             JournalMessage.of(self.table, row).encode(),
-            timeout=self.config.timeout,
+            self.config.timeout,
             headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
         )
-        self.stream_seq, self.published = ack.seq, row.seq
+        ack = _check_reply(reply.data)
+        if ack is None or not isinstance(ack.get("seq"), int):
+            raise NatsError(f"no publish ack for row {row.seq}: {reply.data[:200]!r}")
+        self.stream_seq, self.published = ack["seq"], row.seq
         self.sent += 1
 
     async def _publish_batch(self, rows: list[Row]) -> None:
@@ -428,18 +455,29 @@ class Publisher:
                     await nc.publish(self.subject, body, headers=headers)
                 else:
                     headers[BATCH_COMMIT] = "1"
-                    reply = await nc.request(self.subject, body, timeout, headers=headers)
+                    # The broker stores the whole batch before it answers: more time for
+                    # more rows (a retry would send them all again).
+                    commit = timeout * max(1.0, last / BATCH_PER_TIMEOUT)
+                    reply = await nc.request(self.subject, body, commit, headers=headers)
                     ack = _check_reply(reply.data)
                     if ack is None or not isinstance(ack.get("seq"), int):
                         raise NatsError(f"no publish ack for the batch: {reply.data!r}")
                     self.stream_seq, self.published = ack["seq"], row.seq
                     self.sent += last
+                    self._batch_failures = 0
         except APIError as exc:
-            if exc.err_code != WRONG_LAST_SEQUENCE:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                raise
+            # Batches disabled on the stream, or refused again and again: rows one by one.
+            # Anything else (the broker busy, a batch abandoned) is tried again as it is.
+            self._batch_failures += 1
+            if exc.err_code == ATOMIC_DISABLED or self._batch_failures >= BATCH_FAILURES:
                 self._batches = False
                 log.warning(
-                    "floor: the stream refused a batch (%s); rows go one by one from now on",
+                    "floor: the stream refused a batch (%s, error %s); rows go one by one "
+                    "from now on",
                     exc.description,
+                    exc.err_code,
                 )
             raise
 

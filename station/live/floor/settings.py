@@ -96,7 +96,7 @@ class FloorConfig(Section):
         "after three missed)",
     )
     timeout: float = Field(
-        2.0,
+        5.0,
         gt=0,
         le=60,
         json_schema_extra=bounds("second"),
