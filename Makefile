@@ -63,3 +63,9 @@ test-fast: install
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: floor-demo
+# A whole floor on 127.0.0.1: a broker (the pinned nats-server wheel), four demo stations
+# (the sim driver, as `make run`) and the floor service; prints the addresses and tokens.
+floor-demo: install
+	$(PY) scripts/floor_demo.py

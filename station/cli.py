@@ -19,6 +19,7 @@ COMMANDS = (
     "simulate",
     "odds",
     "run",
+    "floor",
     "journal",
     "token",
     "sim_shoe",

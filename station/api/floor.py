@@ -1,0 +1,237 @@
+"""The floor service's web app (`station floor`): the floor page, `GET /api/floor/tables`,
+the alerts, and the same token login and roles as a station's.
+
+Why a separate app: the floor service has no table of its own (no `Station`), only the
+board and the archive of `station.live.floor_service`. The login is the station's
+(`station.api.auth.identify`: bearer tokens by hash from `[api] tokens` and the token
+file, the throttle on wrong tokens); any role from viewer up may see the floor, a rig
+token may not (the floor has no rig). The page's files come from `station/web/` under the
+dashboard's Content-Security-Policy: no CDN, nothing from outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, Field
+from starlette.requests import HTTPConnection
+
+from station.api import docs
+from station.api.auth import Throttle, identify, refuse
+from station.api.limits import BodyLimit
+from station.api.refusals import READ, refusals
+from station.api.web import HEADERS, TYPES, WEB, web_file
+from station.live.floor_service.service import FloorService
+from station.live.tokens import Identity, TokenStore, allows
+from station.version import station_version
+
+log = logging.getLogger("station.floor")
+
+#: The largest request body the floor reads (it takes none: a small bound).
+MAX_BODY = 64 * 1024
+
+
+class Suspension(BaseModel):
+    code: str = Field(description="the error code that suspended the table")
+    explanation: str = Field(description="the code in a supervisor's words")
+    since_seq: int | None = Field(description="the journal row that began the suspension")
+    source: str = Field(
+        description="archive (the archived rows say so) or heartbeat (the station, ahead "
+        "of the archive, says so now)"
+    )
+
+
+class Result(BaseModel):
+    round: int | None = Field(description="the round's number in its shoe")
+    winner: str | None = Field(description="player, banker or tie (null: no single winner)")
+    totals: dict[str, int] = Field(description="each hand's total, by hand name")
+    outcomes: dict[str, str] | None = Field(
+        None, description="baccarat banque: each tableau's win, lose or tie"
+    )
+
+
+class AlertOut(BaseModel):
+    id: int
+    table: str
+    seq: int | None = Field(description="the row it is about (null: not a readable row)")
+    kind: str = Field(description="gap, chain, altered, conflict or malformed")
+    message: str = Field(description="what happened and what the floor did")
+    raised: str = Field(description="when (UTC)")
+    resolved: str | None = Field(description="when the missing rows came (gap), else null")
+
+
+class StationAlertOut(BaseModel):
+    code: str = Field(description="what happened, e.g. conflict")
+    message: str
+    ts: str = Field(description="when, by the station's clock (UTC)")
+
+
+class FloorTable(BaseModel):
+    """One table at a glance."""
+
+    id: str
+    name: str = Field(description="what the floor calls it ([[table]] name, else its id)")
+    dashboard: str | None = Field(description="the table's own dashboard (config or heartbeat)")
+    online: bool = Field(description="a heartbeat came within [floor] offline_after seconds")
+    silent_for: float | None = Field(description="seconds since its last heartbeat (null: none)")
+    game: str | None = Field(description="punto_banco, ...; null before its first row")
+    decks: int | None
+    shoe: int | None = Field(description="shoes started (the shoe in play is this one)")
+    in_play: bool = Field(description="a shoe is in play")
+    round: int | None = Field(description="the round being dealt, null between rounds")
+    rounds: int = Field(description="rounds completed in this shoe")
+    expecting: str | None = Field(description="what the table waits for, in words")
+    suspended: bool
+    suspension: Suspension | None
+    results: list[Result] = Field(description="the shoe's last results, oldest first")
+    archived_seq: int = Field(description="the table's last journal row in the floor archive")
+    station_seq: int | None = Field(description="the station's last journal row (heartbeat)")
+    rows_behind: int | None = Field(description="station_seq - archived_seq (null: not known)")
+    held: int = Field(description="rows held back (gap or broken chain), not archived")
+    alerts: list[AlertOut] = Field(description="the table's open alerts")
+    problem: str | None = Field(description="why the floor cannot show the table's state")
+    publisher: str | None = Field(
+        description="the station's publisher as its heartbeat says: connecting, publishing "
+        "or refused"
+    )
+    station_alerts: list[StationAlertOut] = Field(
+        description="what the station said the floor must see (its latest alerts)"
+    )
+
+
+class FloorTables(BaseModel):
+    """The floor: every table, the broker, the offline timeout."""
+
+    site: str
+    broker: str = Field(description="the broker as the service last found it, in words")
+    broker_up: bool
+    offline_after: float = Field(description="seconds without a heartbeat before offline")
+    tables: list[FloorTable]
+
+
+class Alerts(BaseModel):
+    alerts: list[AlertOut] = Field(description="every open alert and the latest resolved ones")
+
+
+def service_of(conn: HTTPConnection) -> FloorService:
+    service: FloorService = conn.app.state.floor
+    return service
+
+
+def floor_reader(request: Request) -> Identity | None:
+    """Any valid token from viewer up (none with `[api] public_read`); 503 until the
+    archive is replayed."""
+    who = identify(request)
+    service = service_of(request)
+    if not service.config.api.public_read:
+        check_floor_role(request, who, "viewer")
+    if not service.ready:
+        detail = service.fatal or "the floor service is starting (replaying its archive)"
+        raise HTTPException(503, detail, headers={"Retry-After": "1"})
+    return who
+
+
+def check_floor_role(conn: HTTPConnection, who: Identity | None, needed: str) -> Identity:
+    """`who` if it may act as `needed` on the floor; a rig token never may."""
+    if who is None:
+        raise refuse(conn, 401, "a token is needed: send 'Authorization: Bearer TOKEN'", None)
+    if who.role == "rig":
+        raise refuse(
+            conn, 403, "this action needs a token of a higher role", who, "no rig on the floor"
+        )
+    if not allows(who.role, needed):
+        raise refuse(
+            conn, 403, "this action needs a token of a higher role", who, f"needs {needed}"
+        )
+    return who
+
+
+def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
+    """The floor's API and page. Its lifespan starts the service (answers 503 until the
+    archive is replayed) and stops it on shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        starting = asyncio.create_task(service.start(), name="floor start")
+        try:
+            yield
+        finally:
+            if not starting.done():
+                starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            await service.stop()
+
+    app = FastAPI(
+        title="Baccarat floor",
+        version=station_version(),
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.floor = service
+    app.state.tokens = tokens
+    app.state.throttle = Throttle()
+    app.add_middleware(BodyLimit, limit=MAX_BODY)
+
+    @app.get("/", include_in_schema=False)
+    async def floor_page() -> FileResponse:
+        return FileResponse(WEB / "floor.html", media_type=TYPES[".html"], headers=HEADERS)
+
+    app.add_api_route("/web/{name:path}", web_file, methods=["GET"], include_in_schema=False)
+    app.include_router(docs.router)
+
+    @app.get("/api/whoami", responses=refusals(401, 413, 429))
+    async def whoami(request: Request) -> dict[str, Any]:
+        """The token's name and role (401 for an unknown token); without a token, whether
+        the floor is public. The floor page's login checks a token with this."""
+        who = identify(request)
+        role = who.role if who else None
+        config = service_of(request).config
+        return {
+            "name": who.name if who else None,
+            "role": role,
+            "acts_as": None if role == "rig" else role,
+            "public_read": config.api.public_read,
+            "site": config.broker.site,
+        }
+
+    @app.get("/api/health", responses=refusals(413))
+    async def health(request: Request) -> dict[str, Any]:
+        """Liveness without a token: the service answers, whether its archive is open and
+        whether the broker is reachable (no table state)."""
+        floor = service_of(request)
+        status = "stopped" if floor.fatal else "ok" if floor.ready else "starting"
+        return {"status": status, "broker_up": floor.board.broker_up, "version": app.version}
+
+    @app.get("/api/floor/tables", responses=refusals(*READ))
+    async def floor_tables(request: Request) -> FloorTables:
+        """Every table at a glance: game, shoe, round, suspended and why, online (a
+        heartbeat within `offline_after` seconds), rows behind the station's journal, the
+        shoe's last results, open alerts and a link to the table's own dashboard."""
+        floor_reader(request)
+        floor = service_of(request)
+        board = floor.board
+        return FloorTables(
+            site=floor.config.broker.site,
+            broker=board.broker,
+            broker_up=board.broker_up,
+            offline_after=floor.config.floor.offline_after,
+            tables=[FloorTable.model_validate(t) for t in board.tables()],
+        )
+
+    @app.get("/api/floor/alerts", responses=refusals(*READ))
+    async def floor_alerts(request: Request) -> Alerts:
+        """Every open alert (a gap, a broken chain, a row that is not one) and the latest
+        resolved ones, newest first."""
+        floor_reader(request)
+        board = service_of(request).board
+        return Alerts(alerts=[AlertOut.model_validate(a.to_api()) for a in board.alerts])
+
+    return app

@@ -1,0 +1,280 @@
+"""The floor's view of its tables: each table's state replayed from its archived rows by
+the station's own core, and whether it is online (its heartbeats).
+
+Why replay rather than trust a summary: the journal is the record, so the floor shows
+what the archived rows say (game, shoe, round, suspended and why, the shoe's results),
+decided by the same `Table` that decided them at the table. The heartbeats (core NATS,
+not kept) say only what a row cannot: that the station is alive now, how far its journal
+is ahead of the archive (rows behind) and where its own dashboard is.
+
+The board lives in the service's event loop: the consumer hands it each commit's result
+after the commit (`committed`), the heartbeat subscription each heartbeat, and the API
+reads `tables()`. A table is offline once `offline_after` seconds pass without a
+heartbeat (15 s by default; the clock is injectable for tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from station.core.snapshot import TableSnapshot, take
+from station.core.table import EXPLANATIONS, Table
+from station.live.floor.messages import Alert as StationAlert
+from station.live.floor.messages import Heartbeat
+from station.live.floor_service.archive import Alert, Archive, Committed, FloorRow
+from station.live.floor_service.config import FloorServiceConfig
+from station.live.journal import CREATED
+
+log = logging.getLogger("station.floor")
+
+#: Longest dashboard URL the floor keeps from a heartbeat.
+FIELD_TEXT = 300
+#: What a station said on its alert subject, kept per table (the latest).
+STATION_ALERTS_KEPT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """The last heartbeat of a table: when it came (the board's clock) and what it said."""
+
+    received: float
+    heartbeat: Heartbeat
+    dashboard: str | None
+
+
+class TableView:
+    """One table as the archive has it: its `Table` replayed row by row."""
+
+    def __init__(self, table_id: str) -> None:
+        self.id = table_id
+        self.seq = 0
+        self.settings: dict[str, Any] | None = None
+        self.table: Table | None = None
+        self.suspended_since: int | None = None
+        #: Why the floor cannot follow this table's state (its rows are archived anyway).
+        self.problem: str | None = None
+        self._snapshot: TableSnapshot | None = None
+
+    def apply(self, row: FloorRow) -> None:
+        """The next archived row of this table (in order: the archive vouches for it)."""
+        self.seq = row.seq
+        event = orjson.loads(row.event)
+        if row.kind == "notice":
+            if event.get("message") == CREATED and isinstance(event.get("table"), dict):
+                self._start(event["table"])
+            return
+        if self.table is None:
+            return
+        decided = self.table.decide(event)
+        verdict = dict(decided.verdict)
+        if (
+            self.problem is None
+            and row.verdict is not None
+            and orjson.loads(row.verdict) != verdict
+        ):
+            self.problem = (
+                f"row {row.seq}: the floor's rules decide {orjson.dumps(verdict).decode()} but "
+                f"the station decided {row.verdict}: the station and the floor service run "
+                "different versions (the rows are archived as the station sent them); "
+                "upgrade the older one"
+            )
+            log.warning("table %s: %s", self.id, self.problem)
+        if decided.began:
+            self.suspended_since = row.seq
+        elif decided.cleared:
+            self.suspended_since = None
+
+    def _start(self, settings: dict[str, Any]) -> None:
+        """A journal's first row: the table's settings, so the floor deals the same table."""
+        self.settings = settings
+        try:
+            self.table = Table(**{k: v for k, v in settings.items() if k != "id"})
+            self.problem = None
+        except (TypeError, ValueError) as exc:
+            self.table = None
+            self.problem = (
+                f"this station's table settings {settings} are not known here ({exc}): its "
+                "rows are archived, but the floor cannot show its state; upgrade the floor "
+                "service"
+            )
+            log.warning("table %s: %s", self.id, self.problem)
+
+    def snapshot(self) -> TableSnapshot | None:
+        """The table's snapshot after its last archived row (taken once per row)."""
+        if self.table is None:
+            return None
+        if self._snapshot is None or self._snapshot.seq != self.seq:
+            self._snapshot = take(
+                self.table, self.seq, self.id, self.suspended_since, self._snapshot
+            )
+        return self._snapshot
+
+
+def _short(value: object) -> str | None:
+    return value[:FIELD_TEXT] if isinstance(value, str) and value else None
+
+
+def _game(snap: TableSnapshot | None, settings: Mapping[str, Any]) -> str | None:
+    """The table's game: its snapshot's, else its journal's settings' (a journal of
+    before the cercle games is punto banco); None before its first row."""
+    if snap is None and not settings:
+        return None
+    game = getattr(snap, "game", None) or settings.get("game", "punto_banco")
+    return str(game)
+
+
+def compact_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A round's result as the floor shows it: its number, the winner (null for a game
+    without one winner, e.g. baccarat banque's two tableaux) and each hand's total."""
+    totals = {
+        k.removesuffix("_total"): v
+        for k, v in result.items()
+        if k.endswith("_total") and isinstance(v, int)
+    }
+    outcomes = {k.removesuffix("_outcome"): v for k, v in result.items() if k.endswith("_outcome")}
+    compact = {"round": result.get("round"), "winner": result.get("winner"), "totals": totals}
+    if outcomes:
+        compact["outcomes"] = outcomes
+    return compact
+
+
+class Board:
+    """Every table the floor knows: the config's, and any the broker brings."""
+
+    def __init__(
+        self, config: FloorServiceConfig, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.views: dict[str, TableView] = {}
+        self.heartbeats: dict[str, Beat] = {}
+        self.station_alerts: dict[str, list[StationAlert]] = {}
+        self.held: dict[str, int] = {}
+        self.alerts: list[Alert] = []
+        #: The broker as the consumer last found it, in words (shown on the floor view).
+        self.broker = "not connected yet"
+        self.broker_up = False
+        self.configured = {t.id: t for t in config.table}
+        for table_id in self.configured:
+            self.view(table_id)
+
+    def view(self, table_id: str) -> TableView:
+        found = self.views.get(table_id)
+        if found is None:
+            found = self.views[table_id] = TableView(table_id)
+        return found
+
+    def load(self, archive: Archive) -> None:
+        """Replay every archived row (at start, before the consumer runs)."""
+        for table_id in archive.tables():
+            view = self.view(table_id)
+            for row in archive.rows(table_id, after=view.seq):
+                view.apply(row)
+        self.held = archive.held_counts()
+        self.alerts = archive.alerts()
+
+    def committed(self, done: Committed) -> None:
+        """A commit's result: its rows to their tables, the held rows and alerts now."""
+        for row in done.accepted:
+            self.view(row.table).apply(row)
+        self.held = done.held_counts
+        self.alerts = done.alerts
+        for alert in done.raised:
+            self.view(alert.table)
+
+    def heartbeat(self, beat: Heartbeat, dashboard: object = None) -> None:
+        """A station's heartbeat: it is online now. `dashboard`: the URL of its own
+        dashboard, if the heartbeat names one (else the config's)."""
+        url = _short(dashboard)
+        if url is not None and not url.startswith(("http://", "https://")):
+            url = None
+        self.view(beat.table)
+        self.heartbeats[beat.table] = Beat(self.clock(), beat, url)
+
+    def station_alert(self, table_id: str, alert: StationAlert) -> None:
+        """What a station said the floor must see (kept in memory: the latest few)."""
+        self.view(table_id)
+        kept = self.station_alerts.setdefault(table_id, [])
+        kept.append(alert)
+        del kept[:-STATION_ALERTS_KEPT]
+
+    def online(self, table_id: str) -> bool:
+        beat = self.heartbeats.get(table_id)
+        return beat is not None and self.clock() - beat.received < self.config.floor.offline_after
+
+    def tables(self) -> list[dict[str, Any]]:
+        """Every table at a glance, the configured ones first (in the config's order)."""
+        order = list(self.configured) + sorted(set(self.views) - set(self.configured))
+        return [self.table(table_id) for table_id in order]
+
+    def table(self, table_id: str) -> dict[str, Any]:
+        view = self.view(table_id)
+        configured = self.configured.get(table_id)
+        beat = self.heartbeats.get(table_id)
+        now = self.clock()
+        snap = view.snapshot()
+        settings = view.settings or {}
+        dashboard = (configured.dashboard if configured else "") or (beat and beat.dashboard)
+        online = beat is not None and now - beat.received < self.config.floor.offline_after
+        station_seq = beat.heartbeat.seq if beat is not None else None
+        suspension = None
+        if snap is not None and snap.suspension is not None:
+            s = snap.suspension
+            suspension = {
+                "code": s["code"],
+                "explanation": s["explanation"],
+                "since_seq": s["since_seq"],
+                "source": "archive",
+            }
+        elif (
+            beat is not None
+            and online
+            and beat.heartbeat.suspended
+            and beat.heartbeat.seq > view.seq
+        ):
+            # The station is ahead of the archive: its heartbeat says it is suspended now.
+            code = beat.heartbeat.code or "suspended"
+            suspension = {
+                "code": code,
+                "explanation": EXPLANATIONS.get(code, code),
+                "since_seq": None,
+                "source": "heartbeat",
+            }
+        results = []
+        shown = self.config.floor.results_shown
+        if snap is not None and shown:
+            results = [compact_result(r) for r in snap.results[-shown:]]
+        return {
+            "id": table_id,
+            "name": (configured.name if configured else "") or table_id,
+            "dashboard": dashboard or None,
+            "online": online,
+            "silent_for": None if beat is None else round(now - beat.received, 1),
+            "game": _game(snap, settings),
+            "decks": settings.get("decks"),
+            "shoe": snap.shoes_started if snap is not None else None,
+            "in_play": snap.in_play if snap is not None else False,
+            "round": (snap.round or {}).get("number") if snap is not None else None,
+            "rounds": snap.rounds_complete if snap is not None else 0,
+            "expecting": snap.expecting if snap is not None else None,
+            "suspended": suspension is not None,
+            "suspension": suspension,
+            "results": results,
+            "archived_seq": view.seq,
+            "station_seq": station_seq,
+            "rows_behind": None if station_seq is None else max(0, station_seq - view.seq),
+            "held": self.held.get(table_id, 0),
+            "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
+            "problem": view.problem,
+            "publisher": beat.heartbeat.floor if beat is not None else None,
+            "station_alerts": [
+                {"code": a.code, "message": a.message, "ts": a.ts}
+                for a in self.station_alerts.get(table_id, [])
+            ],
+        }

@@ -1,0 +1,341 @@
+"""The floor service's TOML config (`station floor --config FILE`): a file of its own,
+typed like the station's (`drivers.config.Section`: strict, unknown keys refused, every
+error naming the file, the section and the key). `config/floor.example.toml` shows every
+key with its default (a test keeps it in step with these models).
+
+The token store is the station's (`[api] tokens` by hash and a `token_file` managed by
+`station token add --config FILE`), so the floor has the same login and the same roles.
+Relative paths are relative to the config file's folder.
+"""
+
+from __future__ import annotations
+
+import ssl
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from drivers.config import ConfigError, Problem, Section, bounds, describe
+from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
+from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
+from station.live.floor.settings import URL_SCHEMES, _from_env
+
+__all__ = [
+    "ArchiveConfig",
+    "BrokerConfig",
+    "ConfigError",
+    "FloorApiConfig",
+    "FloorServiceConfig",
+    "FloorSettings",
+    "FloorTableConfig",
+    "from_mapping",
+    "load",
+]
+
+
+class BrokerConfig(Section):
+    """`[broker]`: the NATS server (JetStream) the stations publish to, and how this
+    service logs in and consumes (the same keys as a station's `[floor]` where they mean
+    the same; secrets come from the environment or a credentials file)."""
+
+    url: str = Field(
+        "nats://127.0.0.1:4222",
+        description="the floor broker, nats://HOST:PORT or tls://HOST:PORT (several, "
+        "comma-separated, for a cluster)",
+    )
+    site: str = Field(
+        "site-1",
+        description="the site (casino floor) whose tables this service archives: subjects "
+        "floor.<site>.<table>.journal, .heartbeat and .alert",
+    )
+    stream: str = Field(
+        STREAM,
+        description="the JetStream stream of the rows (made by this service if missing)",
+    )
+    user: str = Field("", description="the floor service's broker user (with password)")
+    password: str = Field(
+        "", description='"env:NAME": the password is the environment variable NAME'
+    )
+    token: str = Field("", description='"env:NAME": a broker token instead of user and password')
+    creds_file: Path | None = Field(
+        None,
+        strict=False,
+        description="a NATS credentials file instead of a password; relative to the config "
+        "file's folder",
+    )
+    ca_file: Path | None = Field(
+        None,
+        strict=False,
+        description="tls:// only: the CA that signed the broker's certificate (default: the "
+        "system's)",
+    )
+    cert_file: Path | None = Field(
+        None, strict=False, description="tls:// only: a client certificate (with key_file)"
+    )
+    key_file: Path | None = Field(
+        None, strict=False, description="tls:// only: the client certificate's key"
+    )
+    durable: str = Field(
+        "floor-service",
+        description="the JetStream durable consumer's name: a restarted service resumes "
+        "where this one acknowledged",
+    )
+    batch: int = Field(
+        100, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
+    )
+    ack_wait: float = Field(
+        30.0,
+        ge=0.5,
+        le=3600,
+        json_schema_extra=bounds("second"),
+        description="seconds before the broker sends again rows that were fetched but not "
+        "acked (a service killed between its commit and its ack gets them again then)",
+    )
+    timeout: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds the broker has to answer a connection or a request; the "
+        "service keeps trying",
+    )
+    _password: str = PrivateAttr("")
+    _token: str = PrivateAttr("")
+
+    @property
+    def servers(self) -> list[str]:
+        return [u.strip() for u in self.url.split(",") if u.strip()]
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        urls = [u.strip() for u in value.split(",")]
+        for url in urls:
+            if not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
+                raise ValueError(f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r}")
+        return value
+
+    @field_validator("site", "stream", "durable")
+    @classmethod
+    def _subject_token(cls, value: str, info: ValidationInfo) -> str:
+        return check_token(value, f"the {info.field_name}")
+
+    @field_validator("creds_file", "ca_file", "cert_file", "key_file")
+    @classmethod
+    def _paths(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _credentials(self) -> BrokerConfig:
+        ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
+        if sum(ways) > 1:
+            raise Problem("user", "give one way to log in: user and password, token, or creds_file")
+        if bool(self.user) != bool(self.password):
+            raise Problem("password" if self.user else "user", "give user and password together")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise Problem("cert_file", "give cert_file and key_file together")
+        if self.password:
+            self._password = _from_env("password", self.password)
+        if self.token:
+            self._token = _from_env("token", self.token)
+        if self.creds_file is not None and not self.creds_file.is_file():
+            raise Problem("creds_file", f"cannot read {self.creds_file}: no such file")
+        return self
+
+    def connect_options(self) -> dict[str, Any]:
+        """What `nats.connect` needs to log in (and TLS for tls:// URLs)."""
+        options: dict[str, Any] = {}
+        if self.user:
+            options.update(user=self.user, password=self._password)
+        elif self.token:
+            options["token"] = self._token
+        elif self.creds_file is not None:
+            options["user_credentials"] = str(self.creds_file)
+        if any(u.startswith("tls://") for u in self.servers):
+            ca = None if self.ca_file is None else str(self.ca_file)
+            ctx = ssl.create_default_context(cafile=ca)
+            if self.cert_file is not None and self.key_file is not None:
+                ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+            options["tls"] = ctx
+        return options
+
+
+class ArchiveConfig(Section):
+    """`[archive]`: the floor archive, every table's journal rows (SQLite, WAL)."""
+
+    path: Path = Field(
+        Path("var/floor.db"),
+        strict=False,
+        description="the floor archive (SQLite, WAL, synchronous FULL); relative to the "
+        "config file's folder",
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+
+class FloorApiConfig(Section):
+    """`[api]`: where the floor view listens and who may see it (the station's tokens)."""
+
+    bind: str = Field("127.0.0.1:8100", description="HOST:PORT where the floor page and API listen")
+    public_read: bool = Field(
+        False, description="true: the floor page and GET /api/floor/* need no token"
+    )
+    tokens: tuple[TokenEntry, ...] = Field(
+        (), strict=False, description="tokens by hash, [{name, role, sha256}]"
+    )
+    token_file: Path = Field(
+        Path("var/tokens.toml"),
+        strict=False,
+        description="the token file (re-read when it changes): name a station's (its [api] "
+        "token_file, managed by `station token add/revoke`) for the same logins; relative "
+        "to the config file's folder",
+    )
+    demo_tokens: bool = Field(
+        False,
+        description="make a token per role at start, print them, and forget them at exit "
+        "(demo only)",
+    )
+
+    @property
+    def host(self) -> str:
+        return self.bind.rpartition(":")[0].strip("[]")
+
+    @property
+    def port(self) -> int:
+        return int(self.bind.rpartition(":")[2])
+
+    @field_validator("bind")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        return parse_bind(value)
+
+    @field_validator("token_file")
+    @classmethod
+    def _token_file(cls, value: Path, info: ValidationInfo) -> Path:
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty")
+        return _resolve(value, info)
+
+    @model_validator(mode="after")
+    def _names_differ(self) -> FloorApiConfig:
+        seen: set[str] = set()
+        for i, t in enumerate(self.tokens):
+            if t.name in seen:
+                raise Problem(("tokens", i, "name"), f"{t.name!r} is used twice")
+            seen.add(t.name)
+        return self
+
+
+class FloorTableConfig(Section):
+    """`[[table]]`: a table the floor expects (shown offline until it is heard from)."""
+
+    id: str = Field(description="the table's id ([table] id of its station)")
+    name: str = Field("", description="what the floor calls it (empty: its id)")
+    dashboard: str = Field(
+        "",
+        description="the table's own dashboard (http:// or https://); empty: the URL the "
+        "station sends in its heartbeats",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return check_token(value, "the table id")
+
+    @field_validator("dashboard")
+    @classmethod
+    def _dashboard(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value
+
+
+class FloorSettings(Section):
+    """`[floor]`: how the floor view judges its tables."""
+
+    offline_after: float = Field(
+        OFFLINE_AFTER,
+        gt=0,
+        le=3600,
+        json_schema_extra=bounds("second"),
+        description="seconds without a heartbeat after which a table shows offline",
+    )
+    results_shown: int = Field(
+        12, ge=0, le=100, description="the last results of each table's shoe on the floor view"
+    )
+
+
+class FloorServiceConfig(Section):
+    """The whole file. `source` (not a key of the file) says where it came from."""
+
+    broker: BrokerConfig = Field(default_factory=BrokerConfig, description="[broker]")
+    archive: ArchiveConfig = Field(default_factory=ArchiveConfig, description="[archive]")
+    floor: FloorSettings = Field(default_factory=FloorSettings, description="[floor]")
+    api: FloorApiConfig = Field(default_factory=FloorApiConfig, description="[api]")
+    log: LogConfig = Field(default_factory=LogConfig, description="[log]")
+    table: tuple[FloorTableConfig, ...] = Field(
+        (), strict=False, description="[[table]]: the tables the floor expects"
+    )
+    source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
+
+    @model_validator(mode="after")
+    def _tables_differ(self) -> FloorServiceConfig:
+        seen: set[str] = set()
+        for i, t in enumerate(self.table):
+            if t.id in seen:
+                raise Problem(("table", i, "id"), f"table {t.id!r} is listed twice")
+            seen.add(t.id)
+        return self
+
+
+SECTIONS = tuple(name for name in FloorServiceConfig.model_fields if name != "source")
+
+
+def load(path: str | Path | None) -> FloorServiceConfig:
+    """The floor config from a TOML file (None: all defaults)."""
+    if path is None:
+        return FloorServiceConfig()
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
+
+
+def from_mapping(
+    data: dict[str, Any], source: str = "config", base: Path | None = None
+) -> FloorServiceConfig:
+    """The floor config from parsed TOML; every error names `source`, section and key."""
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)}); "
+            "is this a station's config? `station floor` takes the floor's own "
+            "(config/floor.example.toml)"
+        )
+    try:
+        config = FloorServiceConfig.model_validate(data, context={"base": base})
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, FloorServiceConfig, source=source)) from None
+    return config.model_copy(update={"source": source})

@@ -1,0 +1,318 @@
+"""The floor service's life: open the archive, replay it into the board, then consume.
+
+The consumer is a JetStream durable pull consumer with explicit acks: it fetches a batch,
+commits it to the archive (one transaction, durable when it returns), hands the result
+to the board, and only then acks each message. A service killed between its commit and
+its ack gets the batch again (after `[broker] ack_wait`), and the archive's idempotent
+insert on (table, seq) makes that a no-op: every row is archived exactly once. At most
+`batch` messages are out unacknowledged (`max_ack_pending`), so what the broker sends
+again comes before anything newer, in order.
+
+The broker may be down at start or go away later: the service keeps serving the floor
+view from its archive, says so on the view, and keeps trying to connect. An archive that
+cannot be written (disk full) acks nothing: the rows come again and are taken then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+import nats
+import nats.errors
+import nats.js.errors
+import orjson
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from station.live.floor.messages import (
+    Alert,
+    BadMessage,
+    Heartbeat,
+    parse_subject,
+    stream_config,
+    wildcard,
+)
+from station.live.floor_service.archive import Archive, ArchiveError, Arrival, Committed
+from station.live.floor_service.board import Board
+from station.live.floor_service.config import FloorServiceConfig
+
+log = logging.getLogger("station.floor")
+
+#: The first and the longest wait between two tries to reach the broker.
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 10.0
+#: How long one fetch waits for rows before it asks again (and checks for a stop).
+FETCH_WAIT = 1.0
+#: The broker's errors that mean "try again later", not "this service is broken".
+BROKER_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.Error,
+    nats.js.errors.Error,
+    OSError,
+    TimeoutError,
+)
+
+
+class ConsumerConflict(Exception):
+    """The durable consumer on the broker is another site's (the message says what to do)."""
+
+
+class FloorService:
+    """The archive, the board and the consumer of one floor."""
+
+    def __init__(
+        self,
+        config: FloorServiceConfig,
+        clock: Callable[[], float] = time.monotonic,
+        after_commit: Callable[[Committed], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.board = Board(config, clock)
+        self.archive: Archive | None = None
+        self.ready = False
+        #: Why the service stopped for good (the archive cannot be opened), else None.
+        self.fatal: str | None = None
+        #: Called after each commit, before its acks (tests: a kill right there).
+        self.after_commit = after_commit
+        self.on_ready: Callable[[], None] | None = None
+        self.on_fatal: Callable[[str], None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._nc: Client | None = None
+        self._wait = FIRST_BACKOFF
+
+    async def start(self) -> None:
+        """Open the archive, replay it into the board, start consuming (in the background)."""
+        try:
+            self.archive = await asyncio.to_thread(Archive, self.config.archive.path)
+        except ArchiveError as exc:
+            self._fail(str(exc))
+            return
+        await asyncio.to_thread(self.board.load, self.archive)
+        rows = sum(v.seq for v in self.board.views.values())
+        log.info(
+            "floor archive %s: %d tables, %d rows",
+            self.config.archive.path,
+            len(self.board.views),
+            rows,
+        )
+        self.ready = True
+        if self.on_ready is not None:
+            self.on_ready()
+        self._task = asyncio.create_task(self._consume(), name="floor consumer")
+
+    def _fail(self, message: str) -> None:
+        log.critical(message)
+        self.fatal = message
+        if self.on_fatal is not None:
+            self.on_fatal(message)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        if self._nc is not None and not self._nc.is_closed:
+            with contextlib.suppress(*BROKER_ERRORS):
+                await self._nc.close()
+        if self.archive is not None:
+            self.archive.close()
+            self.archive = None
+
+    # -- the broker ----------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        """Connect, consume, and on any broker trouble try again (with a growing pause)."""
+        broker = self.config.broker
+        while True:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except ConsumerConflict as exc:
+                if self.board.broker != f"refused: {exc}":
+                    log.error("%s", exc)
+                self.board.broker_up = False
+                self.board.broker = f"refused: {exc}"
+                self._wait = MAX_BACKOFF
+            except BROKER_ERRORS as exc:
+                words = str(exc) or type(exc).__name__
+                if self.board.broker_up or self.board.broker != f"unreachable: {words}":
+                    log.warning(
+                        "the broker %s cannot be used (%s); trying again every few seconds",
+                        ", ".join(broker.servers),
+                        words,
+                    )
+                self.board.broker_up = False
+                self.board.broker = f"unreachable: {words}"
+            finally:
+                if self._nc is not None and not self._nc.is_closed:
+                    with contextlib.suppress(*BROKER_ERRORS):
+                        await self._nc.close()
+                self._nc = None
+            await asyncio.sleep(self._wait)
+            self._wait = min(self._wait * 2, MAX_BACKOFF)
+
+    async def _session(self) -> None:
+        broker = self.config.broker
+        board = self.board
+
+        async def disconnected() -> None:
+            if nc.is_closed or nc.is_draining:  # closed by this service (stop)
+                return
+            board.broker_up = False
+            board.broker = "disconnected: reconnecting"
+            log.warning("the broker went away; reconnecting")
+
+        async def reconnected() -> None:
+            board.broker_up = True
+            board.broker = "connected"
+            log.info("the broker is back")
+
+        async def error(exc: Exception) -> None:
+            """nats-py tries again for ever (at start too) and says why here."""
+            if board.broker_up:
+                log.debug("broker: %s", exc)
+                return
+            words = f"unreachable: {exc or type(exc).__name__}"
+            if board.broker != words:
+                log.warning(
+                    "the broker %s cannot be reached (%s); trying again every second",
+                    broker.url,
+                    exc or type(exc).__name__,
+                )
+                board.broker = words
+
+        self._nc = nc = await nats.connect(
+            broker.servers,
+            name=f"station floor {broker.site}",
+            connect_timeout=max(1, round(broker.timeout)),
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=1,
+            ping_interval=5,
+            max_outstanding_pings=2,
+            disconnected_cb=disconnected,
+            reconnected_cb=reconnected,
+            error_cb=error,
+            **broker.connect_options(),
+        )
+        js = nc.jetstream(timeout=broker.timeout)
+        await self._ensure_stream(js)
+        await nc.subscribe(wildcard("heartbeat", broker.site), cb=self._on_heartbeat)
+        await nc.subscribe(wildcard("alert", broker.site), cb=self._on_alert)
+        await self._ensure_consumer(js)
+        sub = await js.pull_subscribe_bind(durable=broker.durable, stream=broker.stream)
+        board.broker_up = True
+        board.broker = "connected"
+        self._wait = FIRST_BACKOFF  # the next trouble starts over with a short pause
+        log.info(
+            "consuming floor.%s.*.journal from %s as %s",
+            broker.site,
+            nc.connected_url.netloc if nc.connected_url else "?",
+            broker.durable,
+        )
+        while True:
+            try:
+                msgs = await sub.fetch(broker.batch, timeout=FETCH_WAIT)
+            except nats.errors.TimeoutError:
+                continue
+            await self._take(nc, msgs)
+
+    async def _ensure_stream(self, js: Any) -> None:
+        """The stream, made if the operator has not made it yet (the stations' definition)."""
+        try:
+            await js.stream_info(self.config.broker.stream)
+        except nats.js.errors.NotFoundError:
+            await js.add_stream(stream_config(self.config.broker.stream))
+            log.info("made the stream %s", self.config.broker.stream)
+
+    async def _ensure_consumer(self, js: Any) -> None:
+        """The durable consumer, made or updated to this config (`batch`, `ack_wait`); one
+        that reads another site's subjects is refused: it would resume from that site's
+        position and skip this site's earlier rows."""
+        broker = self.config.broker
+        subjects = wildcard("journal", broker.site)
+        try:
+            info = await js.consumer_info(broker.stream, broker.durable)
+        except nats.js.errors.NotFoundError:
+            info = None
+        if info is not None and info.config.filter_subject != subjects:
+            raise ConsumerConflict(
+                f"the durable consumer {broker.durable!r} reads "
+                f"{info.config.filter_subject or 'the whole stream'}, not {subjects}: give "
+                "[broker] durable a name of its own for this site"
+            )
+        await js.add_consumer(
+            broker.stream,
+            ConsumerConfig(
+                name=broker.durable,
+                durable_name=broker.durable,
+                filter_subject=subjects,
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=broker.ack_wait,
+                max_ack_pending=broker.batch,
+            ),
+        )
+
+    async def _take(self, nc: Client, msgs: list[Msg]) -> None:
+        """Commit a fetched batch, then ack it; a failed commit acks nothing."""
+        assert self.archive is not None
+        arrivals = [Arrival(_table_of(m.subject), m.data) for m in msgs]
+        try:
+            done = await asyncio.to_thread(self.archive.commit, arrivals)
+        except (sqlite3.Error, OSError) as exc:
+            log.error(
+                "the floor archive %s cannot be written (%s): nothing acked, the rows come "
+                "again; free the disk or fix the file",
+                self.config.archive.path,
+                exc,
+            )
+            self.board.broker = f"connected; the archive cannot be written: {exc}"
+            await asyncio.sleep(1.0)
+            return
+        self.board.committed(done)
+        if self.after_commit is not None:
+            self.after_commit(done)
+        for msg in msgs:
+            await msg.ack()
+        await nc.flush()
+
+    async def _on_heartbeat(self, msg: Msg) -> None:
+        """A station is alive: its table online, how far its journal is."""
+        try:
+            beat = Heartbeat.decode(msg.data)
+            _, table, _ = parse_subject(msg.subject)
+        except BadMessage as exc:
+            log.debug("ignored on %s: %s", msg.subject, exc)
+            return
+        if beat.table != table:
+            log.debug("ignored on %s: a heartbeat of table %s", msg.subject, beat.table)
+            return
+        payload = orjson.loads(msg.data)  # decoded above: an object; may name a dashboard
+        self.board.heartbeat(beat, payload.get("dashboard"))
+
+    async def _on_alert(self, msg: Msg) -> None:
+        """What a station says the floor must see at once (e.g. its publisher refused)."""
+        try:
+            alert = Alert.decode(msg.data)
+            _, table, _ = parse_subject(msg.subject)
+        except BadMessage as exc:
+            log.debug("ignored on %s: %s", msg.subject, exc)
+            return
+        log.warning("table %s says: %s (%s)", table, alert.message, alert.code)
+        self.board.station_alert(table, alert)
+
+
+def _table_of(subject: str) -> str:
+    """The table a journal subject names (the subject itself if it is not one)."""
+    try:
+        return parse_subject(subject)[1]
+    except BadMessage:
+        return subject

@@ -1,0 +1,174 @@
+// The floor view: every table at a glance from GET /api/floor/tables, asked every
+// POLL_MS. Suspended tables are highlighted (and listed in the banner), offline ones
+// dashed. Same login as a station's dashboard: the token lives in sessionStorage only.
+// Plain ES modules, no framework, nothing from a CDN; every text goes in as text.
+
+import { ApiError, api, token } from "./api.js";
+import { $, fill, h } from "./dom.js";
+
+const POLL_MS = 2000;
+const WINNER_LETTER = { player: "P", banker: "B", tie: "T" };
+let me = null;
+let timer = null;
+
+function readable() {
+  return Boolean(me && (me.acts_as || me.public_read));
+}
+
+function setConn(status, text) {
+  const el = $("conn");
+  el.className = `conn conn-${status}`;
+  el.textContent = text;
+}
+
+async function whoami() {
+  me = await api("/api/whoami");
+  $("site").textContent = me.site;
+  document.title = `Floor ${me.site} · Baccarat`;
+  const named = me.name != null;
+  $("who").hidden = !named;
+  $("login").hidden = named;
+  $("who-name").textContent = named ? `${me.name} (${me.role})` : "";
+  document.body.dataset.role = me.acts_as || "anonymous";
+  $("main").hidden = !readable();
+  if (!readable()) {
+    $("suspended").hidden = true;
+    setConn("refused", me.role === "rig" ? "A rig token cannot see the floor" : "Log in to see the floor");
+  }
+}
+
+function stop() {
+  if (timer != null) clearTimeout(timer);
+  timer = null;
+}
+
+async function poll() {
+  stop();
+  if (!readable()) return;
+  try {
+    const [floor, { alerts }] = await Promise.all([api("/api/floor/tables"), api("/api/floor/alerts")]);
+    render(floor, alerts);
+    setConn("live", `Live · ${new Date().toLocaleTimeString()}`);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      token.clear();
+      $("login-error").textContent = "Your token is no longer valid: log in again.";
+      await whoami().catch(() => {});
+      return;
+    }
+    setConn(err.status === 403 ? "refused" : "down", `Not up to date: ${err.message}`);
+  }
+  timer = setTimeout(poll, POLL_MS);
+}
+
+function fact(label, value, cls) {
+  return h("div", { class: cls }, h("dt", { text: label }), h("dd", { text: value == null ? "–" : String(value) }));
+}
+
+function bead(result) {
+  const winner = result.winner || "";
+  const title = Object.entries(result.totals).map(([hand, total]) => `${hand} ${total}`).join(", ");
+  return h("li", { class: winner, title: `Round ${result.round}: ${winner || "result"} (${title})`, text: WINNER_LETTER[winner] || "·" });
+}
+
+function silence(t) {
+  if (t.online) return "online";
+  if (t.silent_for == null) return "offline · never heard";
+  return `offline · silent ${Math.round(t.silent_for)} s`;
+}
+
+function tableCard(t) {
+  const name = t.dashboard
+    ? h("a", { href: t.dashboard, target: "_blank", rel: "noopener", title: `Open ${t.name}'s dashboard`, text: t.name })
+    : t.name;
+  const classes = ["tcard", t.suspended ? "suspended" : "", t.online ? "online-now" : "offline", t.alerts.length ? "alerted" : ""];
+  const state = t.suspended
+    ? `SUSPENDED: ${t.suspension.explanation}`
+    : t.in_play ? "In play" : t.shoe ? "Between shoes" : "No shoe yet";
+  const behind = t.rows_behind == null ? null : t.rows_behind;
+  const card = h(
+    "article",
+    { class: classes.filter(Boolean).join(" "), "data-table": t.id, "aria-label": `Table ${t.name}` },
+    h("header", {}, h("h2", {}, name), h("span", { class: `online ${t.online ? "yes" : "no"}`, text: silence(t) })),
+    h("p", { class: "state", text: state }),
+    h(
+      "dl",
+      {},
+      fact("Game", t.game?.replaceAll("_", " ")),
+      fact("Shoe", t.shoe),
+      fact("Round", t.round ?? (t.rounds ? `${t.rounds} done` : null)),
+      fact("Archived", t.archived_seq),
+      fact("Rows behind", behind, `behind${behind ? " lagging" : ""}`),
+      fact("Held", t.held, t.held ? "behind lagging" : ""),
+    ),
+    t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
+    h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map(bead)),
+    t.problem ? h("p", { class: "problem", text: t.problem }) : null,
+    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => h("li", { text: `${a.kind}: ${a.message}` }))) : null,
+  );
+  return card;
+}
+
+function render(floor, alerts) {
+  const broker = $("broker");
+  broker.textContent = `Broker: ${floor.broker}`;
+  broker.className = `broker${floor.broker_up ? "" : " down"}`;
+  const suspended = floor.tables.filter((t) => t.suspended);
+  const offline = floor.tables.filter((t) => !t.online);
+  $("summary").textContent =
+    `${floor.tables.length} tables · ${floor.tables.length - offline.length} online · ` +
+    `${suspended.length} suspended · offline after ${floor.offline_after} s without a heartbeat`;
+  $("suspended").hidden = suspended.length === 0;
+  $("suspended-title").textContent = suspended.length === 1 ? "1 TABLE SUSPENDED" : `${suspended.length} TABLES SUSPENDED`;
+  fill($("suspended-list"), suspended.map((t) => h("li", { "data-table": t.id, text: `${t.name}: ${t.suspension.explanation}` })));
+  fill($("tables"), floor.tables.map(tableCard));
+  $("no-alerts").hidden = alerts.length > 0;
+  fill(
+    $("alerts"),
+    alerts.map((a) => h("li", { class: a.resolved ? "resolved" : "open", text: `${a.raised} · table ${a.table}: ${a.message}` })),
+  );
+}
+
+async function login(ev) {
+  ev.preventDefault();
+  const value = $("token").value.trim();
+  $("login-error").textContent = "";
+  if (!value) return;
+  token.set(value);
+  try {
+    await whoami();
+  } catch (err) {
+    token.clear();
+    $("login-error").textContent = err.status === 401 ? "This token is not known here." : err.message;
+    await whoami().catch(() => {});
+    return;
+  }
+  $("token").value = "";
+  poll();
+}
+
+async function logout() {
+  stop();
+  token.clear();
+  await whoami().catch(() => {});
+  poll();
+}
+
+async function main() {
+  $("login").addEventListener("submit", login);
+  $("logout").addEventListener("click", logout);
+  try {
+    await whoami();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) throw err;
+    token.clear();
+    await whoami();
+    $("login-error").textContent = "Your token is no longer valid: log in again.";
+  }
+  $("login-button").disabled = false;
+  poll();
+}
+
+main().catch((err) => {
+  document.body.prepend(h("p", { class: "fatal", role: "alert", text: `The floor view could not start: ${err.message}` }));
+});

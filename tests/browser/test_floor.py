@@ -1,0 +1,122 @@
+"""The floor view in Chromium against a real floor service and a real nats-server: the
+login, every table at a glance, a suspended table highlighted (and named in the banner),
+an offline table, the link to a table's own dashboard, and a gap alert."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.floor.floorkit import (
+    RunningFloor,
+    floor_config,
+    heartbeat,
+    in_thread,
+    make_journal,
+    publish_rows,
+    serve_floor,
+    shoe_events,
+    wait_for,
+)
+from tests.floor.kit import FloorBroker, ensure_stream, start_broker
+
+pytestmark = pytest.mark.floor
+
+
+@pytest.fixture
+def floor(tmp_path: Path) -> Iterator[FloorBroker]:
+    broker = start_broker(tmp_path / "broker", tables=("table-1", "table-2", "table-3"))
+    try:
+        in_thread(lambda: ensure_stream(broker))
+        yield broker
+    finally:
+        broker.broker.stop()
+
+
+@pytest.fixture
+def running(
+    tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RunningFloor]:
+    """Three tables: table-1 suspended on an unreadable card, table-2 dealing, table-3
+    never heard from (offline)."""
+    events = shoe_events(seed=1, decks=1)
+    at = next(i for i, e in enumerate(events) if e["type"] == "close_bets")
+    suspended = make_journal(
+        tmp_path / "t1.db", "table-1", [*events[: at + 2], {"type": "card", "card": "NR"}]
+    )
+    dealing = make_journal(tmp_path / "t2.db", "table-2", events[:40])
+    config, tokens = floor_config(
+        tmp_path, floor, monkeypatch, tables=("table-1", "table-2", "table-3")
+    )
+    tables = tuple(
+        t.model_copy(update={"dashboard": "http://127.0.0.1:8001/"}) if t.id == "table-1" else t
+        for t in config.table
+    )
+    config = config.model_copy(update={"table": tables})
+    with serve_floor(config, tokens) as running:
+        publish_rows(floor, "table-1", suspended)
+        publish_rows(floor, "table-2", dealing[:20] + dealing[21:])  # row 21 lost
+        wait_for(lambda: running.table("table-2")["held"] == len(dealing) - 21, "the rows")
+        heartbeat(floor, "table-1", len(suspended))
+        heartbeat(floor, "table-2", len(dealing))
+        wait_for(lambda: running.table("table-2")["online"], "the heartbeats")
+        yield running
+
+
+def login(page: Page, running: RunningFloor, role: str) -> None:
+    page.goto(f"{running.url}/")
+    page.fill("#token", running.tokens[role])
+    page.click("#login button[type=submit]")
+    expect(page.locator("#who-name")).to_have_text(f"test-{role} ({role})")
+    expect(page.locator("#conn")).to_contain_text("Live")
+
+
+def test_the_floor_needs_a_login(page: Page, running: RunningFloor) -> None:
+    page.goto(f"{running.url}/")
+    expect(page.locator("#main")).to_be_hidden()
+    expect(page.locator("#conn")).to_contain_text("Log in")
+    page.fill("#token", "not-a-token")
+    page.click("#login button[type=submit]")
+    expect(page.locator("#login-error")).to_contain_text("not known")
+    expect(page.locator("#main")).to_be_hidden()
+    page.fill("#token", running.tokens["rig"])
+    page.click("#login button[type=submit]")
+    expect(page.locator("#conn")).to_contain_text("A rig token cannot see the floor")
+    expect(page.locator("#main")).to_be_hidden()
+    page.click("#logout")
+    login(page, running, "viewer")
+    expect(page.locator(".tcard")).to_have_count(3)
+    page.click("#logout")
+    expect(page.locator("#main")).to_be_hidden()
+    assert page.evaluate("sessionStorage.getItem('station-token')") is None
+
+
+def test_a_suspended_table_is_highlighted(page: Page, running: RunningFloor) -> None:
+    login(page, running, "viewer")
+    one = page.locator(".tcard[data-table='table-1']")
+    two = page.locator(".tcard[data-table='table-2']")
+    three = page.locator(".tcard[data-table='table-3']")
+    expect(one).to_have_class("tcard suspended online-now")
+    expect(one.locator(".state")).to_have_text("SUSPENDED: the reader could not identify the card")
+    expect(page.locator("#suspended")).to_be_visible()
+    expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
+    expect(page.locator("#suspended-list li")).to_have_text(
+        ["table-1: the reader could not identify the card"]
+    )
+    color = one.evaluate("el => getComputedStyle(el).borderTopColor")
+    assert color == "rgb(183, 28, 28)"  # --alarm
+    link = one.locator("h2 a")
+    expect(link).to_have_attribute("href", "http://127.0.0.1:8001/")
+    # Table 2 deals on, its rows after the lost one held, the gap alerted.
+    expect(two).not_to_have_class("suspended")
+    expect(two).to_have_class("tcard online-now alerted")
+    expect(two.locator(".talerts li")).to_contain_text("gap: row 22 arrived")
+    expect(page.locator("#alerts li.open")).to_have_count(1)
+    expect(two.locator(".beads li").first).to_be_visible()
+    # Table 3 was never heard from.
+    expect(three).to_have_class("tcard offline")
+    expect(three.locator(".online")).to_have_text("offline · never heard")
+    expect(page.locator("#summary")).to_contain_text("3 tables · 2 online · 1 suspended")
