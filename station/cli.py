@@ -16,6 +16,7 @@ from typing import Any
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
 COMMANDS = (
     "replay",
+    "protect",
     "simulate",
     "odds",
     "run",

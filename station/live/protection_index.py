@@ -118,6 +118,10 @@ class SqliteHistory:
         row = self._db.execute("SELECT label FROM shoes WHERE id = ?", (shoe,)).fetchone()
         return str(row[0]) if row else f"shoe {shoe}"
 
+    def find(self, source: str) -> int | None:
+        row = self._db.execute("SELECT id FROM shoes WHERE source = ?", (source,)).fetchone()
+        return int(row[0]) if row else None
+
     def add(self, cards: bytes, label: str, source: str) -> int | None:
         if len(cards) >= 1 << START_BITS:
             raise ValueError(f"a shoe of {len(cards)} cards is too long for the index")

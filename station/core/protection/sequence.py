@@ -139,6 +139,10 @@ class History(Protocol):
         """How an alert names the earlier shoe (table, when it started)."""
         ...
 
+    def find(self, source: str) -> int | None:
+        """The id of the shoe stored under `source`, if any."""
+        ...
+
     def add(self, cards: bytes, label: str, source: str) -> int | None:
         """Store a finished shoe; `source` names it uniquely (adding it twice is a no-op,
         None). Returns its id."""
@@ -159,7 +163,7 @@ class MemoryHistory:
     def __init__(self) -> None:
         self._index: dict[int, list[tuple[int, int]]] = {}
         self._shoes: list[tuple[bytes, str]] = []
-        self._sources: set[str] = set()
+        self._sources: dict[str, int] = {}
 
     def shoes(self) -> int:
         return len(self._shoes)
@@ -173,11 +177,13 @@ class MemoryHistory:
     def label(self, shoe: int) -> str:
         return self._shoes[shoe][1]
 
+    def find(self, source: str) -> int | None:
+        return self._sources.get(source)
+
     def add(self, cards: bytes, label: str, source: str) -> int | None:
         if source in self._sources:
             return None
-        self._sources.add(source)
-        shoe = len(self._shoes)
+        shoe = self._sources[source] = len(self._shoes)
         self._shoes.append((bytes(cards), label))
         for key, start in stored_windows(cards):
             self._index.setdefault(key, []).append((shoe, start))
@@ -210,17 +216,25 @@ class SequenceMatch:
 class SequenceWatch:
     """One shoe being dealt: `card()` each card in order; it returns the matches whose
     run just reached `k` cards. One match per earlier shoe (and one for new deck order)
-    per shoe: the first run says what there is to say."""
+    per shoe: the first run says what there is to say. `exclude` is this very shoe when
+    the history already holds it (a journal checked a second time)."""
 
     __slots__ = ("_alerted", "_cards", "_history", "_live", "_packed", "k")
 
-    def __init__(self, history: History, decks: int, budget: float = FALSE_ALARM_BUDGET):
+    def __init__(
+        self,
+        history: History,
+        decks: int,
+        budget: float = FALSE_ALARM_BUDGET,
+        exclude: int | None = None,
+    ) -> None:
         self._history = history
         self.k = run_length(history.shoes(), decks, budget)
         self._cards = bytearray()
         #: (earlier shoe, its start - our start) -> (our run's first card, its cards)
         self._live: dict[tuple[int, int], tuple[int, bytes]] = {}
-        self._alerted: set[int | None] = set()  # earlier shoe ids; None = new deck order
+        #: Earlier shoe ids already reported (None: new deck order), and `exclude`.
+        self._alerted: set[int | None] = set() if exclude is None else {exclude}
         self._packed = packed_windows(self.k)
 
     @property

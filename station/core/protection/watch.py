@@ -97,8 +97,9 @@ class Protector:
             return []
         if kind == "shoe":
             alerts = self.finish(seq)
-            self.watch = SequenceWatch(self.history, self.decks, self.budget)
             self.shoe_seq, self.shoe_ts = seq, ts
+            itself = self.history.find(self._source())
+            self.watch = SequenceWatch(self.history, self.decks, self.budget, exclude=itself)
             self.shoes_seen += 1
             return alerts
         if kind == "end_shoe":
@@ -151,5 +152,10 @@ class Protector:
         if len(cards) >= GRAM:
             started = f" started {self.shoe_ts}" if self.shoe_ts else ""
             label = f"{self.table} shoe at seq {self.shoe_seq}{started}"
-            self.history.add(cards, label, f"{self.table}:{self.shoe_seq}:{self.shoe_ts}")
+            self.history.add(cards, label, self._source())
         return alerts
+
+    def _source(self) -> str:
+        """What names the current shoe uniquely in the history: the table, the seq and
+        time of its `shoe` row."""
+        return f"{self.table}:{self.shoe_seq}:{self.shoe_ts or ''}"
