@@ -44,6 +44,7 @@ from drivers.config import (
 from station.core.paytables import Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
 from station.core.table import CUT_POLICIES, Table
+from station.live.protection_config import ProtectionConfig
 
 __all__ = [
     "ROLES",
@@ -75,6 +76,7 @@ WEBHOOK_EVENTS = (
     "shoe_finished",
     "suspended",
     "resumed",
+    "protection_alert",
 )
 #: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
 MIN_SECRET_BYTES = 32
@@ -528,6 +530,9 @@ class StationConfig(Section):
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
+    protection: ProtectionConfig = Field(
+        default_factory=ProtectionConfig, description="[protection]"
+    )
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")

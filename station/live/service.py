@@ -46,6 +46,7 @@ from station.live.journal import (
     now_ts,
 )
 from station.live.observe import Observer, StationCollector
+from station.live.protection import ProtectionMonitor
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 log = logging.getLogger("station.live.service")
@@ -293,6 +294,8 @@ class Station:
         self._stop_reader = threading.Event()
         self._reader_thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The game-protection checks, fed each committed batch (`[protection]`).
+        self.protection = ProtectionMonitor(self, NotReady) if config.protection.enabled else None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -316,6 +319,8 @@ class Station:
             journal.last_seq,
         )
         self.webhooks.start()
+        if self.protection is not None:  # it reads the journal back to here on its thread
+            self.protection.start(journal.last_seq)
         self._fanout = asyncio.create_task(self._fan_out(), name="fan-out")
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         # The restart row names the paytable in force from now on (the journal's record of
@@ -363,6 +368,8 @@ class Station:
         self._wake_readers()
         if self._reader_thread is not None:
             await asyncio.to_thread(self._reader_thread.join, 5.0)
+        if self.protection is not None:
+            await self.protection.stop()
         if self._writer is not None:
             await self._drain()
             self._writer.cancel()
@@ -397,6 +404,17 @@ class Station:
             raise NotReady(self.unavailable)
         future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(_Item(Pending(source, actor, event, verdict=_DECIDE), future))
+        return await future
+
+    async def journal_notice(self, pending: Pending) -> Row:
+        """Journal a notice of the station's own and wait until it is committed (for what
+        is told only after it is journaled: a protection alert's webhook)."""
+        if self.fatal is not None:
+            raise NotReady(self.fatal)
+        if self.unavailable is not None:
+            raise NotReady(self.unavailable)
+        future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Item(pending, future))
         return await future
 
     def post(self, pending: Pending) -> None:
@@ -656,6 +674,8 @@ class Station:
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
         self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
+        if self.protection is not None:  # checked on its own thread, off this path
+            self.protection.committed(rows)
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
         self.observer.committed(items, rows, changes, done)  # log lines and metrics

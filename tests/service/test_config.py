@@ -23,6 +23,7 @@ from station.live.config import (
     WebhookConfig,
     load,
 )
+from station.live.protection_config import ProtectionConfig
 from station.live.tokens import read_token_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,6 +293,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "signals": SignalsConfig,
     "signals.webhook": WebhookConfig,
     "log": LogConfig,
+    "protection": ProtectionConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

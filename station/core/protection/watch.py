@@ -51,10 +51,16 @@ class Alert:
             "code": self.code,
             "message": self.message,
             "advice": ALERT_ADVICE[self.code],
-            "shoe": self.shoe,
-            "seq": self.seq,
+            "shoe_seq": self.shoe,
+            "at_seq": self.seq,
             **self.details,
         }
+
+    @property
+    def key(self) -> str:
+        """What makes an alert the same alert again (a restart re-checks the current shoe
+        and must not journal it twice): its code, its shoe and the earlier shoe."""
+        return f"{self.code}:{self.shoe}:{self.details.get('earlier', '')}"
 
 
 class Protector:
