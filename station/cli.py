@@ -17,6 +17,7 @@ from typing import Any
 COMMANDS = (
     "replay",
     "protect",
+    "report",
     "simulate",
     "odds",
     "run",
