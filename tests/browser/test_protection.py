@@ -37,3 +37,13 @@ def test_a_repeated_shoe_raises_the_protection_banner(page: Page, one_deck: Runn
     expect(banner).to_be_visible()  # from /api/protection after a reload
     page.locator("#protection-seen").click()
     expect(banner).to_be_hidden()
+
+
+def test_the_pace_panel_counts_the_shoe_and_the_shift(page: Page, one_deck: Running) -> None:
+    events = list(shoes_events(["uniform"], decks=1))
+    login(page, one_deck, "viewer")
+    deal(one_deck, events)
+    rounds = sum(1 for e in events if e["type"] == "close_bets")
+    rows = page.locator("#pace-body tr")
+    expect(rows.first).to_contain_text(f"Rounds{rounds}{rounds}")
+    expect(page.locator("#pace-shift")).to_have_text("last 8 h")

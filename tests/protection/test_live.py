@@ -63,6 +63,9 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
         ).json()
         assert status["running"] and status["history_shoes"] == 2 and status["k"] == 8
         assert running.station.table.suspension is None  # alerts stop nothing by default
+        pace = httpx.get(f"{running.url}/api/pace", headers=running.headers("viewer")).json()
+        rounds = sum(1 for e in events if e["type"] == "close_bets")
+        assert pace["shift"]["rounds"] == rounds and pace["shoe"]["shoe"] == 3
     # shoe 2 (one riffle of shoe 1) is weak once shoe 3 starts; shoe 3 repeats shoe 2.
     assert [a["alert"] for a in found] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
     assert found[1]["start"] == 1 and found[1]["earlier"].startswith("t-test shoe at seq ")
