@@ -5,7 +5,9 @@ The events go through the rules core exactly as `station replay` runs them (the 
 table options), and the protector sees each event with its verdict, as the live station
 does after each commit. So surveillance can check past shoes, and a test rig can check
 the detectors (`SHOE_SEQUENCE`, `WEAK_SHUFFLE`; see the README). The last shoe of the
-input is scored when the input ends. With `--index`, the shoes are checked against, and
+input is scored when the input ends. Lines of `station journal export` carry their
+journal row (`journal`: seq, ts): alerts then give journal seqs, and the shoes are named
+as the live station names them. With `--index`, the shoes are checked against, and
 added to, a protection index file (the live station's `[protection] index`): old
 journals seed it, and a file given twice is added once.
 """
@@ -126,7 +128,13 @@ def run(args: argparse.Namespace) -> int:
 
     def extend(_table: Table, event: Any, row: dict[str, Any]) -> None:
         if isinstance(event, dict):
-            emit(protector.row(event, row, row["seq"]))
+            # A line of `station journal export` says its journal row: the alerts and the
+            # index then name the shoes as the live station does.
+            origin = event.get("journal")
+            if isinstance(origin, dict) and isinstance(origin.get("seq"), int):
+                emit(protector.row(event, row, origin["seq"], str(origin.get("ts") or "")))
+            else:
+                emit(protector.row(event, row, row["seq"]))
 
     if args.file == "-":
         source = sys.stdin.buffer

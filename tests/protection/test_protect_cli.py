@@ -55,3 +55,17 @@ def test_bad_arguments_say_what_to_do(tmp_path: Path) -> None:
     foreign.write_bytes(b"not a database at all" * 100)
     refused = run_station("protect", "--index", str(foreign), stdin=b"")
     assert refused.returncode == 2 and b"--index" in refused.stderr
+
+
+def test_export_lines_give_journal_seqs(tmp_path: Path) -> None:
+    lines = []
+    for i, event in enumerate(shoes_events(["uniform", "none"])):
+        ts = f"2026-12-01T10:{i // 60 % 60:02d}:{i % 60:02d}.000000Z"
+        lines.append(orjson.dumps({**event, "journal": {"seq": 1000 + 2 * i, "ts": ts}}))
+    result = run_station("protect", "--decks", "2", stdin=b"\n".join(lines) + b"\n")
+    (alert,) = [orjson.loads(line) for line in result.stdout.splitlines()][:1]
+    assert (
+        alert["code"] == "SHOE_SEQUENCE"
+        and alert["earlier"] == "file shoe at seq 1000 started 2026-12-01T10:00:00.000000Z"
+    )
+    assert alert["at_seq"] >= 1000 and alert["at_seq"] % 2 == 0
