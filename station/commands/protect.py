@@ -1,4 +1,4 @@
-"""`station protect [--decks N] [--index PATH] [FILE|-]`: the game-protection checks over
+"""`station protect [--game G] [--decks N] [--index PATH] [FILE|-]`: the game-protection checks over
 exported journals or replay files, one JSON line per alert.
 
 The events go through the rules core exactly as `station replay` runs them (the same
@@ -18,6 +18,7 @@ import argparse
 import sys
 from typing import Any
 
+from station.commands import options
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
@@ -46,6 +47,10 @@ def add_parser(sub: Any) -> None:
         "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice.",
     )
     add_table_options(p)
+    # --game and --burn where the cercle games are in (`station replay` takes them too).
+    add_game_options = getattr(options, "add_game_options", None)
+    if add_game_options is not None:
+        add_game_options(p)
     p.add_argument(
         "--index",
         metavar="PATH",

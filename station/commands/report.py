@@ -171,7 +171,8 @@ def table_report(
     table_id = str(settings.get("id", path.stem))
     if only is not None and table_id != only:
         return None
-    options = {k: settings[k] for k in ("decks", "gated", "cut_policy") if k in settings}
+    keys = ("game", "decks", "gated", "burn", "cut_policy")  # what the journal records
+    options = {k: settings[k] for k in keys if k in settings}
     pace = Pace(Table(**options), table_id, start, end)
     for ts, actor, kind, event in rows:
         if kind == "event":
