@@ -529,10 +529,10 @@ class StationConfig(Section):
     journal: JournalConfig = Field(default_factory=JournalConfig, description="[journal]")
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
-    log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     protection: ProtectionConfig = Field(
         default_factory=ProtectionConfig, description="[protection]"
     )
+    log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")

@@ -283,6 +283,8 @@ class Station:
                 config.journal.path,
             ),
         )
+        #: The game-protection checks, fed each committed batch (`[protection]`).
+        self.protection = ProtectionMonitor(self, NotReady) if config.protection.enabled else None
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         #: The writer's one hand-off per committed batch to the fan-out (None: stop).
@@ -294,8 +296,6 @@ class Station:
         self._stop_reader = threading.Event()
         self._reader_thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: The game-protection checks, fed each committed batch (`[protection]`).
-        self.protection = ProtectionMonitor(self, NotReady) if config.protection.enabled else None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -309,6 +309,8 @@ class Station:
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
         self.suspended_since = replayed.suspended_since
+        if self.protection is not None:  # it reads the journal back to here on its thread
+            self.protection.start(journal.last_seq)
         self.snapshot = take(
             self.table, journal.last_seq, cfg.table.id, self.suspended_since, self.snapshot
         )
@@ -319,8 +321,6 @@ class Station:
             journal.last_seq,
         )
         self.webhooks.start()
-        if self.protection is not None:  # it reads the journal back to here on its thread
-            self.protection.start(journal.last_seq)
         self._fanout = asyncio.create_task(self._fan_out(), name="fan-out")
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
         # The restart row names the paytable in force from now on (the journal's record of
@@ -670,12 +670,12 @@ class Station:
             self.snapshot = snapshot
             self.reader_committed += bridged
             self.published.notify_all()
+        if self.protection is not None:  # checked on its own thread, off this path
+            self.protection.committed(rows)
         # The WebSocket broadcast: one hand-off (with the snapshot just published, so a
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
         self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
-        if self.protection is not None:  # checked on its own thread, off this path
-            self.protection.committed(rows)
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
         self.observer.committed(items, rows, changes, done)  # log lines and metrics

@@ -292,8 +292,8 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "api": ApiConfig,
     "signals": SignalsConfig,
     "signals.webhook": WebhookConfig,
-    "log": LogConfig,
     "protection": ProtectionConfig,
+    "log": LogConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).
