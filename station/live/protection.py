@@ -85,6 +85,9 @@ class ProtectionMonitor:
 
     def committed(self, rows: Iterable[Row]) -> None:
         """A committed batch, from the writer: one queue put, nothing decided here."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():  # off (its error says why): no backlog
+            return
         batch = tuple((r.seq, r.ts, r.event, r.verdict) for r in rows if r.actor != ACTOR)
         if batch:
             self._queue.put(batch)

@@ -3,6 +3,7 @@ payload, /api/protection; `suspend_on`; a restart neither repeats nor loses an a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,21 @@ def config_for(tmp_path: Path, **protection: Any) -> tuple[StationConfig, dict[s
 
 
 def deal(running: Running, events: list[dict[str, Any]]) -> None:
-    for event in events:
-        role = "supervisor" if event.get("actor") == "supervisor" else "rig"
-        event = {k: v for k, v in event.items() if k != "actor"}
-        assert running.post(event, role).status_code == 200, event
+    """Submit `events` in order on the station's loop (group-committed: a shoe a second,
+    not an fsync an event), as the API would with each event's actor."""
+    station = running.station
+    loop = station._loop
+    assert loop is not None
+
+    async def submit_all() -> list[Any]:
+        sent = []
+        for event in events:
+            fields = {k: v for k, v in event.items() if k != "actor"}
+            sent.append(station.submit(fields, "api", str(event.get("actor", "rig"))))
+        return await asyncio.gather(*sent)
+
+    rows = asyncio.run_coroutine_threadsafe(submit_all(), loop).result(30)
+    assert len(rows) == len(events)
 
 
 def alerts(running: Running, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
@@ -98,3 +110,14 @@ def test_protection_off(tmp_path: Path) -> None:
     with serve(config, tokens) as running:
         answer = httpx.get(f"{running.url}/api/protection", headers=running.headers("viewer"))
         assert answer.json() == {"enabled": False, "running": False, "alerts": []}
+
+
+def test_an_unusable_index_turns_the_checks_off_not_the_table(tmp_path: Path) -> None:
+    foreign = tmp_path / "not-an-index"
+    foreign.write_bytes(b"not a database" * 100)
+    config, tokens = config_for(tmp_path, index=str(foreign))
+    with serve(config, tokens) as running:
+        deal(running, list(shoes_events(["uniform"], decks=1))[:10])
+        status = httpx.get(f"{running.url}/api/protection", headers=running.headers("viewer"))
+        answer = status.json()
+        assert answer["running"] is False and "cannot be opened" in answer["error"]
