@@ -68,6 +68,8 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
     config, tokens = config_for(tmp_path)
     events = list(shoes_events(["uniform", "riffle:1", "none"], decks=1))
     with serve(config, tokens) as running:
+        told: list[dict[str, Any]] = []
+        running.station.webhooks.send = told.append  # type: ignore[method-assign]
         deal(running, events)
         found = alerts(running, 2)
         status = httpx.get(
@@ -82,6 +84,10 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
     assert [a["alert"] for a in found] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
     assert found[1]["start"] == 1 and found[1]["earlier"].startswith("t-test shoe at seq ")
     assert "surveillance" in found[1]["advice"]
+    # The webhook, after the notice's commit: its id and seq are the notice's row.
+    told = [b for b in told if b["type"] == "protection_alert"]
+    assert [b["code"] for b in told] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
+    assert told[1]["id"] == f"t-test:{found[1]['seq']}:protection_alert"
     with serve(config, tokens) as running:  # the same journal and index
         time.sleep(0.5)
         rows = journal_alerts(running)
