@@ -16,6 +16,8 @@ from typing import Any
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
 COMMANDS = (
     "replay",
+    "protect",
+    "report",
     "simulate",
     "odds",
     "run",

@@ -22,6 +22,12 @@ CUT_CARD = "cut"
 
 CutDepth = int | float
 
+#: The shuffle models of `shuffle` (a model is steps joined by "+", e.g. "riffle:3+strip").
+SHUFFLE_STEPS = ("uniform", "none", "riffle", "strip", "box")
+#: How many riffles one "riffle:N" step may ask for (7 riffles mix a deck well; more is
+#: asked for as "uniform").
+MAX_RIFFLES = 7
+
 
 class ShoeEmpty(LookupError):
     """`draw` on a shoe with no card left: the dealer went past the end of the shoe."""
@@ -142,6 +148,12 @@ class VirtualShoe:
         return len(self._cards) - self._next - (0 if self.cut_out else 1)
 
     @property
+    def order(self) -> list[str]:
+        """Every card of the shoe in order, the cut card left out: the dealt ones, then
+        those still in it (the discards a dealer shuffles the next shoe from)."""
+        return [c for c in self._cards if c != CUT_CARD]
+
+    @property
     def cards_dealt(self) -> int:
         return self.size - self.cards_left
 
@@ -150,3 +162,113 @@ class VirtualShoe:
             f"VirtualShoe(decks={self.decks}, cards_left={self.cards_left}, "
             f"cut_depth={self.cut_depth}, cut_out={self.cut_out})"
         )
+
+
+# -- shuffle models (game protection: to test the shuffle-quality check honestly) --------
+
+
+def riffle(cards: list[str], rng: random.Random) -> list[str]:
+    """One Gilbert-Shannon-Reeds riffle: cut at a Binomial(n, 1/2) place, then drop each
+    next card from a packet with probability proportional to its size."""
+    n = len(cards)
+    cut = rng.getrandbits(n).bit_count() if n else 0
+    left, right = cards[:cut], cards[cut:]
+    out: list[str] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if rng.random() * (len(left) - i + len(right) - j) < len(left) - i:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
+
+
+def _packets(n: int, count: int, rng: random.Random) -> list[int]:
+    """`count` packet sizes adding up to n, each within half a mean size of the mean."""
+    sizes = [max(1, round(n / count * rng.uniform(0.5, 1.5))) for _ in range(count)]
+    scale = n / sum(sizes)
+    sizes = [max(1, round(s * scale)) for s in sizes]
+    sizes[-1] += n - sum(sizes)
+    while sizes[-1] < 1:  # rounding left too little for the last packet
+        sizes[sizes.index(max(sizes))] -= 1
+        sizes[-1] += 1
+    return sizes
+
+
+def strip_cut(cards: list[str], rng: random.Random, packets: int = 8) -> list[str]:
+    """A strip: packets pulled off the top one after another onto a new pile, so their
+    order reverses and each packet keeps its own."""
+    out: list[str] = []
+    place = 0
+    for size in _packets(len(cards), min(packets, len(cards)), rng):
+        out[:0] = cards[place : place + size]
+        place += size
+    return out
+
+
+def box_cut(cards: list[str], rng: random.Random, blocks: int = 3) -> list[str]:
+    """A box cut: the stack cut into `blocks` blocks restacked bottom block first."""
+    return strip_cut(cards, rng, blocks)
+
+
+def parse_shuffle_model(text: str) -> list[tuple[str, int]]:
+    """`"riffle:3+strip+box"` -> [("riffle", 3), ("strip", 8), ("box", 3)]; ValueError
+    with what is accepted otherwise. `uniform` is a fair shuffle, `none` no shuffle at all
+    (the previous shoe's order again: a repeated shoe)."""
+    defaults = {"uniform": 1, "none": 1, "riffle": 1, "strip": 8, "box": 3}
+    steps: list[tuple[str, int]] = []
+    for part in text.split("+"):
+        name, _, count = part.strip().partition(":")
+        if name not in SHUFFLE_STEPS:
+            raise ValueError(
+                f"{part.strip()!r} is not a shuffle step; use {', '.join(SHUFFLE_STEPS)} "
+                "joined by +, with a count after a colon (e.g. riffle:3+strip+box)"
+            )
+        try:
+            times = int(count) if count else defaults[name]
+        except ValueError:
+            raise ValueError(
+                f"{part.strip()!r}: the count after the colon must be a number"
+            ) from None
+        top = MAX_RIFFLES if name == "riffle" else 64
+        if not 1 <= times <= top:
+            raise ValueError(f"{part.strip()!r}: the count must be between 1 and {top}")
+        steps.append((name, times))
+    return steps
+
+
+def shuffle(cards: Sequence[str], model: str, rng: random.Random | int | None = None) -> list[str]:
+    """`cards` (the previous shoe's discards, in order) shuffled by `model`
+    (`parse_shuffle_model`), with `rng` (a `random.Random`, or a seed)."""
+    if not isinstance(rng, random.Random):
+        rng = random.Random(rng)
+    out = list(cards)
+    for name, times in parse_shuffle_model(model):
+        if name == "uniform":
+            rng.shuffle(out)
+        elif name == "riffle":
+            for _ in range(times):
+                out = riffle(out, rng)
+        elif name == "strip":
+            out = strip_cut(out, rng, times)
+        elif name == "box":
+            out = box_cut(out, rng, times)
+    return out
+
+
+def reshuffled(
+    previous: Sequence[str],
+    model: str,
+    rng: random.Random | int | None = None,
+    cut_depth: CutDepth = DEFAULT_CUT_DEPTH,
+    decks: int | None = None,
+) -> VirtualShoe:
+    """The next shoe: the previous shoe's cards (`VirtualShoe.order`, dealt order first)
+    shuffled by `model`, the cut card placed as `VirtualShoe` places it."""
+    cards = shuffle(previous, model, rng)
+    size_decks = decks if decks is not None else max(1, len(cards) // 52)
+    return VirtualShoe.stacked(cards, resolve_cut_depth(cut_depth, len(cards)), size_decks)

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from station.api import docs, events, health, history, live, metrics, odds, reads, web
+from station.api import docs, events, health, history, live, metrics, odds, protection, reads, web
 from station.api.auth import Throttle
 from station.api.limits import BodyLimit
 from station.live.service import Station
@@ -52,7 +52,7 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)
-    for router in (history.router, odds.router, web.router, docs.router):  # the pages'
+    for router in (history.router, odds.router, protection.router, web.router, docs.router):
         app.include_router(router)
     generate_openapi = app.openapi
 

@@ -46,6 +46,7 @@ from station.core.paytables import load as load_paytable
 from station.core.table import CUT_POLICIES, Table
 from station.live.floor.messages import check_token
 from station.live.floor.settings import FloorConfig
+from station.live.protection_config import ProtectionConfig
 
 __all__ = [
     "ROLES",
@@ -78,6 +79,7 @@ WEBHOOK_EVENTS = (
     "shoe_finished",
     "suspended",
     "resumed",
+    "protection_alert",
 )
 #: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
 MIN_SECRET_BYTES = 32
@@ -530,6 +532,9 @@ class StationConfig(Section):
     journal: JournalConfig = Field(default_factory=JournalConfig, description="[journal]")
     api: ApiConfig = Field(default_factory=ApiConfig, description="[api]")
     signals: SignalsConfig = Field(default_factory=SignalsConfig, description="[signals]")
+    protection: ProtectionConfig = Field(
+        default_factory=ProtectionConfig, description="[protection]"
+    )
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     floor: FloorConfig = Field(default_factory=FloorConfig, description="[floor]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")

@@ -47,6 +47,7 @@ from station.live.journal import (
     now_ts,
 )
 from station.live.observe import Observer, StationCollector
+from station.live.protection import ProtectionMonitor
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
@@ -286,6 +287,8 @@ class Station:
                 config.journal.path,
             ),
         )
+        #: The game-protection checks, fed each committed batch (`[protection]`).
+        self.protection = ProtectionMonitor(self, NotReady) if config.protection.enabled else None
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         #: The writer's one hand-off per committed batch to the fan-out (None: stop).
@@ -312,6 +315,8 @@ class Station:
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
         self.suspended_since = replayed.suspended_since
+        if self.protection is not None:  # it reads the journal back to here on its thread
+            self.protection.start(journal.last_seq)
         self.snapshot = take(
             self.table, journal.last_seq, cfg.table.id, self.suspended_since, self.snapshot
         )
@@ -392,6 +397,8 @@ class Station:
         self._wake_readers()
         if self._reader_thread is not None:
             await asyncio.to_thread(self._reader_thread.join, 5.0)
+        if self.protection is not None:
+            await self.protection.stop()
         if self._writer is not None:
             await self._drain()
             self._writer.cancel()
@@ -429,6 +436,17 @@ class Station:
             raise NotReady(self.unavailable)
         future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(_Item(Pending(source, actor, event, verdict=_DECIDE), future))
+        return await future
+
+    async def journal_notice(self, pending: Pending) -> Row:
+        """Journal a notice of the station's own and wait until it is committed (for what
+        is told only after it is journaled: a protection alert's webhook)."""
+        if self.fatal is not None:
+            raise NotReady(self.fatal)
+        if self.unavailable is not None:
+            raise NotReady(self.unavailable)
+        future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Item(pending, future))
         return await future
 
     def post(self, pending: Pending) -> None:
@@ -684,6 +702,8 @@ class Station:
             self.snapshot = snapshot
             self.reader_committed += bridged
             self.published.notify_all()
+        if self.protection is not None:  # checked on its own thread, off this path
+            self.protection.committed(rows)
         # The WebSocket broadcast: one hand-off (with the snapshot just published, so a
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).

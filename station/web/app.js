@@ -13,6 +13,8 @@ import { mountHistory } from "./history.js";
 import { mountJournal } from "./journal.js";
 import { connectLive } from "./live.js";
 import { mountOdds } from "./odds.js";
+import { mountPace } from "./pace.js";
+import { mountProtection } from "./protection.js";
 import { mountRoads } from "./roads.js";
 import { mountRound } from "./round.js";
 import { canRead } from "./rules.js";
@@ -42,9 +44,11 @@ function start() {
 
 const session = mountSession(store, { start, stop });
 mountBanner(store);
+mountProtection(store);
 mountRound(store);
 mountActions(store, { onUnauthorized: session.logout });
 mountOdds(store);
+mountPace(store);
 mountRoads(store);
 mountHistory(store);
 mountJournal(store);

@@ -24,6 +24,7 @@ from station.live.config import (
     WebhookConfig,
     load,
 )
+from station.live.protection_config import ProtectionConfig
 from station.live.tokens import read_token_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,6 +293,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "api": ApiConfig,
     "signals": SignalsConfig,
     "signals.webhook": WebhookConfig,
+    "protection": ProtectionConfig,
     "log": LogConfig,
     "floor": FloorConfig,
 }

@@ -1,0 +1,168 @@
+"""`station protect [--game G] [--decks N] [--index PATH] [FILE|-]`: the game-protection checks over
+exported journals or replay files, one JSON line per alert.
+
+The events go through the rules core exactly as `station replay` runs them (the same
+table options), and the protector sees each event with its verdict, as the live station
+does after each commit. So surveillance can check past shoes, and a test rig can check
+the detectors (`SHOE_SEQUENCE`, `WEAK_SHUFFLE`; see the README). The last shoe of the
+input is scored when the input ends. Lines of `station journal export` carry their
+journal row (`journal`: seq, ts): alerts then give journal seqs, and the shoes are named
+as the live station names them. With `--index`, the shoes are checked against, and
+added to, a protection index file (the live station's `[protection] index`): old
+journals seed it, and a file given twice is added once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from station.commands import options
+from station.commands.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_table_options,
+    resolve_table_options,
+    table_from_args,
+)
+
+
+def probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "protect",
+        help="check shoes for repeated or pre-arranged orders and weak shuffles",
+        description="Run replay-format events (an export of the journal, a replay file) "
+        "through the rules core and the game-protection checks; print one JSON line per "
+        "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice.",
+    )
+    add_table_options(p)
+    # --game and --burn where the cercle games are in (`station replay` takes them too).
+    add_game_options = getattr(options, "add_game_options", None)
+    if add_game_options is not None:
+        add_game_options(p)
+    p.add_argument(
+        "--index",
+        metavar="PATH",
+        default=None,
+        help="check against, and add the shoes to, this protection index file (the "
+        "station's [protection] index) (default: none, only the shoes of the input)",
+    )
+    p.add_argument(
+        "--table-name",
+        default="file",
+        metavar="NAME",
+        help="how alerts and the index name this input's shoes (default: file)",
+    )
+    p.add_argument(
+        "--false-alarm",
+        type=probability,
+        default=None,
+        metavar="P",
+        help="the chance a fairly shuffled shoe raises SHOE_SEQUENCE, which sets the run "
+        "length k (default: 1e-6)",
+    )
+    p.add_argument(
+        "--weak-below",
+        type=probability,
+        default=None,
+        metavar="P",
+        help="a shoe whose neighbour-pair probability is below P is a WEAK_SHUFFLE (default: 1e-5)",
+    )
+    p.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="events as JSON Lines, one per line; - is standard input (default -)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from station.core.protection import (
+        DEFAULT_THRESHOLD,
+        FALSE_ALARM_BUDGET,
+        History,
+        MemoryHistory,
+        Protector,
+    )
+    from station.core.table import Table
+    from station.live.replay import CHUNK, read_chunks, verdict_lines
+
+    if not resolve_table_options(args, "protect"):
+        return EXIT_USAGE
+    table = table_from_args(args)
+    history: History
+    if args.index is not None:
+        from station.live.protection_index import ProtectionIndexError, SqliteHistory
+
+        try:
+            history = SqliteHistory(args.index)
+        except ProtectionIndexError as exc:
+            print(f"station protect: --index: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        history = MemoryHistory()
+    protector = Protector(
+        history,
+        table.decks,
+        table=args.table_name,
+        budget=args.false_alarm or FALSE_ALARM_BUDGET,
+        weak_threshold=args.weak_below or DEFAULT_THRESHOLD,
+    )
+    out = sys.stdout.buffer
+
+    def emit(alerts: list[Any]) -> None:
+        for alert in alerts:
+            out.write(orjson.dumps(alert.as_dict()) + b"\n")
+        if alerts:
+            out.flush()
+
+    def extend(_table: Table, event: Any, row: dict[str, Any]) -> None:
+        if isinstance(event, dict):
+            # A line of `station journal export` says its journal row: the alerts and the
+            # index then name the shoes as the live station does.
+            origin = event.get("journal")
+            if isinstance(origin, dict) and isinstance(origin.get("seq"), int):
+                emit(protector.row(event, row, origin["seq"], str(origin.get("ts") or "")))
+            else:
+                emit(protector.row(event, row, row["seq"]))
+
+    if args.file == "-":
+        source = sys.stdin.buffer
+    else:
+        try:
+            source = open(args.file, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            print(f"station protect: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        try:
+            chunks = read_chunks(source.fileno())
+        except (AttributeError, OSError, ValueError):  # an in-memory stream, e.g. in tests
+            chunks = iter(lambda: source.read(CHUNK), b"")
+        for _ in verdict_lines(table, chunks, extend):
+            pass  # the verdicts are what `station replay` prints; here only alerts are
+        emit(protector.finish(None))
+    except BrokenPipeError:
+        pass  # the reader went away (e.g. `| head`): nothing more to say
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+        close = getattr(history, "close", None)
+        if close is not None:
+            close()
+    return EXIT_OK

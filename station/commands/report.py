@@ -1,0 +1,284 @@
+"""`station report [--config FILE | --journal PATH...] [--from T] [--to T] [--table T]
+[--format html|json] [-o FILE]`: game pace and dealer performance over a shift.
+
+Per table, per dealer (the token that closed betting) and per shoe: rounds per hour,
+seconds per round, bets closed to result, suspensions per 100 rounds by code, the time
+to resolve them, voided rounds (`station.core.protection.pace`). JSON for other systems;
+HTML a manager prints: one self-contained page, charts as inline SVG, no script, no CDN.
+The journals are read on read-only connections: a running station is not disturbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from station.commands.options import EXIT_OK, EXIT_USAGE
+
+
+def moment(text: str) -> datetime:
+    """`2026-12-01` or `2026-12-01T06:00[:00][+01:00]`; without a zone, UTC."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date or time (e.g. 2026-12-01 or 2026-12-01T06:00)"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="game pace and dealer performance over a shift (HTML or JSON)",
+        description="Rounds per hour, seconds per round, bets closed to result, "
+        "suspensions per 100 rounds by code and their resolution time, voided rounds: per "
+        "table, per dealer and per shoe, from the journal(s).",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="the station's TOML config: its [journal] path (default: none; give --journal)",
+    )
+    p.add_argument(
+        "--journal",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a journal file; repeat it for several tables (default: the --config's)",
+    )
+    p.add_argument(
+        "--from",
+        dest="start",
+        type=moment,
+        default=None,
+        metavar="T",
+        help="count rows from this time on (a date or time, UTC unless it says) "
+        "(default: the journal's start)",
+    )
+    p.add_argument(
+        "--to",
+        dest="end",
+        type=moment,
+        default=None,
+        metavar="T",
+        help="count rows before this time (default: the journal's end)",
+    )
+    p.add_argument(
+        "--table", default=None, metavar="T", help="only this table id (default: every one)"
+    )
+    p.add_argument(
+        "--format",
+        choices=("html", "json"),
+        default="html",
+        help="html: a page to print; json: for other systems (default: html)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="-",
+        help="where to write it; - is standard output (default -)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    paths = [Path(p) for p in args.journal]
+    if args.config is not None:
+        from station.commands.common import load_config
+
+        config = load_config(args, "report")
+        if config is None:
+            return EXIT_USAGE
+        paths.append(config.journal.path)
+    if not paths:
+        print("station report: give --journal PATH or --config FILE", file=sys.stderr)
+        return EXIT_USAGE
+    if args.start and args.end and args.end <= args.start:
+        print("station report: --to must be after --from", file=sys.stderr)
+        return EXIT_USAGE
+    reports = []
+    for path in paths:
+        try:
+            report = table_report(path, args.start, args.end, args.table)
+        except ReportError as exc:
+            print(f"station report: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if report is not None:
+            reports.append(report)
+    if not reports:
+        print(f"station report: no journal is of table {args.table!r}", file=sys.stderr)
+        return EXIT_USAGE
+    made = now()
+    if args.format == "json":
+        body = (
+            orjson.dumps({"generated": made, "tables": reports}, option=orjson.OPT_INDENT_2) + b"\n"
+        )
+    else:
+        body = html_report(reports, made).encode()
+    if args.output == "-":
+        sys.stdout.buffer.write(body)
+        sys.stdout.flush()
+    else:
+        try:
+            Path(args.output).write_bytes(body)
+        except OSError as exc:
+            print(f"station report: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+            return EXIT_USAGE
+    return EXIT_OK
+
+
+class ReportError(Exception):
+    """A journal that cannot be read; the message says which and why."""
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def table_report(
+    path: Path, start: datetime | None, end: datetime | None, only: str | None
+) -> dict[str, Any] | None:
+    """The report of one journal; None when it is not table `only`'s."""
+    import sqlite3
+
+    import orjson
+
+    from station.core.protection.pace import Pace
+    from station.core.table import Table
+
+    if not path.is_file():
+        raise ReportError(f"{path}: no such journal")
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT ts, actor, kind, event FROM journal ORDER BY seq").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise ReportError(f"{path}: cannot read the journal ({exc})") from None
+    if not rows or rows[0][2] != "notice":
+        raise ReportError(f"{path}: not a station journal (no 'journal created' row)")
+    settings = orjson.loads(rows[0][3]).get("table") or {}
+    table_id = str(settings.get("id", path.stem))
+    if only is not None and table_id != only:
+        return None
+    keys = ("game", "decks", "gated", "burn", "cut_policy")  # what the journal records
+    options = {k: settings[k] for k in keys if k in settings}
+    pace = Pace(Table(**options), table_id, start, end)
+    for ts, actor, kind, event in rows:
+        if kind == "event":
+            pace.row(ts, actor, orjson.loads(event))
+    return {"journal": str(path), **pace.report()}
+
+
+# -- the HTML page ----------------------------------------------------------------------
+
+CSS = """
+body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }
+h1 { font-size: 1.5em; margin: 0 0 .2em; } h2 { font-size: 1.2em; margin: 1.4em 0 .4em; }
+h3 { font-size: 1em; margin: 1em 0 .3em; }
+table { border-collapse: collapse; margin: .4em 0; } th, td { border: 1px solid #999;
+padding: .2em .5em; text-align: right; } th:first-child, td:first-child { text-align: left; }
+thead th { background: #eee; } .meta { color: #444; } svg { display: block; margin: .3em 0; }
+section { page-break-inside: avoid; } @media print { body { margin: 0; } }
+"""
+
+COLUMNS = (
+    ("rounds", "rounds"),
+    ("voided_rounds", "voided"),
+    ("rounds_per_hour", "rounds/h"),
+    ("seconds_per_round", "s/round"),
+    ("close_to_result_seconds", "closed→result s"),
+    ("suspensions", "suspensions"),
+    ("suspensions_per_100_rounds", "per 100 rounds"),
+    ("resolve_seconds", "resolve s (mean)"),
+    ("resolve_seconds_max", "resolve s (max)"),
+)
+
+
+def _cell(value: Any) -> str:
+    return "–" if value is None else escape(str(value))
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> str:
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def bar_chart(title: str, bars: list[tuple[str, float]], unit: str) -> str:
+    """A horizontal bar chart as inline SVG (prints as drawn, no script)."""
+    if not bars:
+        return f"<p class='meta'>{escape(title)}: nothing to draw.</p>"
+    top = max(v for _, v in bars) or 1.0
+    row, label_w, bar_w = 22, 170, 360
+    height = row * len(bars) + 8
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 90}" '
+        f'height="{height}" role="img" aria-label="{escape(title)}">'
+    ]
+    for i, (name, value) in enumerate(bars):
+        y = 4 + i * row
+        width = bar_w * value / top
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">'
+            f"{escape(name)}</text>"
+            f'<rect x="{label_w}" y="{y + 2}" width="{width:.1f}" height="{row - 6}" '
+            f'fill="#37474f"/><text x="{label_w + width + 5:.1f}" y="{y + 15}" '
+            f'font-size="12">{value:g} {escape(unit)}</text>'
+        )
+    parts.append("</svg>")
+    return f"<h3>{escape(title)}</h3>" + "".join(parts)
+
+
+def html_report(reports: list[dict[str, Any]], generated: str) -> str:
+    sections = []
+    for r in reports:
+        totals = r["totals"]
+        span = f"{r['from'] or r['first_row'] or '–'} to {r['to'] or r['last_row'] or '–'}"
+        dealers = r["dealers"]
+        dealer_rows = [[name, *(d[k] for k, _ in COLUMNS)] for name, d in dealers.items()]
+        shoe_rows = [
+            [s["shoe"], s["started"], ", ".join(s["dealers"]), *(s[k] for k, _ in COLUMNS)]
+            for s in r["shoes"]
+        ]
+        codes = totals["suspensions_per_100_rounds_by_code"]
+        sections.append(
+            f"<section><h2>Table {escape(r['table'])}</h2>"
+            f"<p class='meta'>{escape(span)} · journal {escape(r['journal'])}</p>"
+            + _table(
+                ["table", *(h for _, h in COLUMNS)],
+                [[r["table"], *(totals[k] for k, _ in COLUMNS)]],
+            )
+            + bar_chart(
+                "Rounds per hour by dealer",
+                [(n, d["rounds_per_hour"]) for n, d in dealers.items() if d["rounds_per_hour"]],
+                "rounds/h",
+            )
+            + bar_chart(
+                "Suspensions per 100 rounds by code", [(c, v) for c, v in codes.items()], "/100"
+            )
+            + "<h3>Dealers</h3>"
+            + _table(["dealer", *(h for _, h in COLUMNS)], dealer_rows)
+            + "<h3>Shoes</h3>"
+            + _table(["shoe", "started", "dealers", *(h for _, h in COLUMNS)], shoe_rows)
+            + "</section>"
+        )
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>Game pace and dealer performance</title>"
+        f"<style>{CSS}</style></head><body>"
+        "<h1>Game pace and dealer performance</h1>"
+        f"<p class='meta'>Made {escape(generated)} by station report. A dealer is the "
+        "token that closed betting; rounds per hour count suspensions in the round's "
+        "time.</p>" + "".join(sections) + "</body></html>\n"
+    )

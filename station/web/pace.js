@@ -1,0 +1,50 @@
+// The pace panel: the current shoe and the shift (GET /api/pace), read again when a
+// round ends, is voided or a shoe starts (rows on the WebSocket), at most once a second.
+
+import { api } from "./api.js";
+import { $, fill, h } from "./dom.js";
+
+const LINES = [
+  ["rounds", "Rounds"],
+  ["rounds_per_hour", "Rounds per hour"],
+  ["seconds_per_round", "Seconds per round"],
+  ["close_to_result_seconds", "Bets closed to result (s)"],
+  ["suspensions_per_100_rounds", "Suspensions per 100 rounds"],
+  ["resolve_seconds", "Time to resolve (s)"],
+  ["voided_rounds", "Voided rounds"],
+];
+
+const show = (v) => (v == null ? "–" : String(v));
+
+export function mountPace(store) {
+  let timer = null;
+  let seen = 0;
+
+  function render(answer) {
+    const shoe = answer.shoe || {};
+    $("pace-shift").textContent = `last ${answer.hours} h`;
+    fill($("pace-body"), LINES.map(([key, words]) =>
+      h("tr", {}, h("th", { scope: "row", text: words }),
+        h("td", { text: show(shoe[key]) }), h("td", { text: show(answer.shift[key]) }))));
+    const codes = Object.entries(answer.shift.suspensions_by_code || {});
+    $("pace-codes").textContent = codes.length ? `Suspensions this shift: ${codes.map(([c, n]) => `${c} ${n}`).join(", ")}` : "";
+  }
+
+  async function load() {
+    timer = null;
+    try {
+      render(await api("/api/pace"));
+    } catch { /* a detail: the next round asks again */ }
+  }
+
+  function soon() {
+    if (timer == null) timer = setTimeout(load, 1000);
+  }
+
+  store.subscribe(["rows"], ({ rows }) => {
+    const fresh = rows.list.filter((r) => r.seq > seen);
+    if (rows.list.length) seen = Math.max(seen, rows.list[rows.list.length - 1].seq);
+    if (fresh.some((r) => r.verdict && (r.verdict.result || r.verdict.voided_round != null || r.event.type === "shoe"))) soon();
+  });
+  store.subscribe(["conn"], ({ conn }) => { if (conn.status === "live") soon(); });
+}
