@@ -60,6 +60,19 @@ READER_FLAGS = (
         "TEXT",
         "what the shoe sends for the cut card (default: [reader] cut_card, else CUT)",
     ),
+    (
+        "decision_draw",
+        "TEXT",
+        "what the shoe sends when the hand whose option waits draws, e.g. CARTE: the "
+        "dealer's decisions then go down the line (default: [reader] decision_draw, else "
+        "none: decisions go to --station)",
+    ),
+    (
+        "decision_stand",
+        "TEXT",
+        "what the shoe sends when that hand stands, e.g. NON (default: [reader] "
+        "decision_stand, else none)",
+    ),
 )
 
 
@@ -179,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     # The shoe talks as the station's [reader] expects; the flags below win.
     reader = station_config.reader if station_config is not None else None
     settings: dict[str, Any] = reader.model_dump(exclude={"camera", "sim"}) if reader else {}
-    for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
+    for key, _, _ in READER_FLAGS:
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     settings["driver"] = "serial"
