@@ -1,4 +1,5 @@
-"""`station replay [--decks N] [--ungated] [--cut-policy P] [--odds [--paytable P]] [FILE|-]`.
+"""`station replay [--game G] [--decks N] [--ungated] [--burn B] [--cut-policy P] [--odds
+[--paytable P]] [FILE|-]`.
 
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
@@ -70,10 +71,21 @@ def run(args: argparse.Namespace) -> int:
         except PaytableError as exc:
             print(f"station replay: --paytable: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if paytable.game != args.game:
+            print(
+                f"station replay: --paytable: paytable {paytable.name} is for "
+                f"{paytable.game}, but the table plays {args.game} (--game)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         if args.odds:
-            from station.core.odds import Analyzer, seed_bets
+            from station.core.odds import Analyzer, OddsNotOffered, seed_bets
 
-            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
+            try:
+                extension = live_edge_extension(Analyzer(seed_bets(paytable)))
+            except OddsNotOffered as exc:
+                print(f"station replay: --odds: {exc}", file=sys.stderr)
+                return EXIT_USAGE
     if args.file == "-":
         source = sys.stdin.buffer
     else:

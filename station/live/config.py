@@ -42,7 +42,7 @@ from drivers.config import (
     parse_bytes,
 )
 from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
-from station.core.paytables import Paytable, PaytableError, available
+from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
 
@@ -97,14 +97,6 @@ def parse_bind(text: str) -> str:
             f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to 65535, got {text!r}"
         )
     return text
-
-
-#: The shipped paytable each game's table pays by when `[table] paytable` is left out.
-GAME_PAYTABLES = {
-    "punto_banco": "traditional",
-    "chemin_de_fer": "chemin_de_fer",
-    "baccarat_banque": "baccarat_banque",
-}
 
 
 class TableConfig(Section):

@@ -91,6 +91,12 @@ GAMES: tuple[str, ...] = ("punto_banco", "chemin_de_fer", "baccarat_banque")
 #: The rules of the cercle tables' banque results; every other rule reads the punto banco
 #: result shape, which chemin de fer's results have too.
 BANQUE_RULES: tuple[str, ...] = ("tableau", "a_cheval")
+#: The shipped paytable of each game: what a table pays when `[table] paytable` is left out.
+GAME_PAYTABLES: dict[str, str] = {
+    "punto_banco": "traditional",
+    "chemin_de_fer": "chemin_de_fer",
+    "baccarat_banque": "baccarat_banque",
+}
 #: The rules a paytable of each game may use.
 GAME_RULES: dict[str, tuple[str, ...]] = {
     "punto_banco": tuple(r for r in RULE_KEYS if r not in BANQUE_RULES),
