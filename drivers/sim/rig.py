@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -46,10 +46,15 @@ class RigError(RuntimeError):
     """The rig cannot go on (the station refused an event, or cannot be reached)."""
 
 
-def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
-    """`--faults`: the dealer's faults (as `station simulate` reads them) and the rig's own,
-    in one mapping of rates. `all=RATE` applies to both. Raises ValueError (a
-    `FaultSpecError` for the dealer's part) saying what is wrong."""
+def parse_rig_faults(
+    spec: str | None,
+    gated: bool = True,
+    game: str = "punto_banco",
+    burn: Literal["reveal", "none"] | None = None,
+) -> dict[str, float]:
+    """`--faults`: the dealer's faults (as `station simulate` reads them for this game and
+    burn) and the rig's own, in one mapping of rates. `all=RATE` applies to both. Raises
+    ValueError (a `FaultSpecError` for the dealer's part) saying what is wrong."""
     from drivers.sim.dealer import parse_faults
 
     if spec is None:
@@ -71,7 +76,7 @@ def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
         if name not in RIG_FAULTS:
             dealer.append(part)
     if dealer:
-        rates.update(parse_faults(",".join(dealer), gated))
+        rates.update(parse_faults(",".join(dealer), gated, game, burn))
     return rates
 
 
