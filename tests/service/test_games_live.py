@@ -150,6 +150,23 @@ def test_a_journal_from_before_the_games_is_punto_bancos(
         journal.start("t1", Table(burn="none"))
 
 
+def test_the_station_stops_on_a_journal_of_another_game(tmp_path: Path) -> None:
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    chemin = config.model_copy(update={"table": TableConfig(id="t-test", game="chemin_de_fer")})
+    with serve(chemin, tokens) as live:
+        assert send(live, {"type": "shoe"}, "dealer")["ok"]
+    banque = config.model_copy(update={"table": TableConfig(id="t-test", game="baccarat_banque")})
+    with serve(banque, tokens, wait_ready=False) as live:
+        deadline = time.monotonic() + 10
+        while live.station.fatal is None:
+            assert time.monotonic() < deadline, "the station did not stop"
+            time.sleep(0.01)
+        assert not live.station.ready
+        assert "is the record of a chemin_de_fer table" in live.station.fatal
+        assert "give the new game a new journal file" in live.station.fatal
+        assert live.post({"type": "shoe"}, "dealer").status_code == 503
+
+
 # --- a live baccarat banque table ---------------------------------------------------------
 
 
