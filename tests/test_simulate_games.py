@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +133,7 @@ def words(events: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def oracle(game: str, events: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
+def oracle(game: str, events: Sequence[Mapping[str, Any]], **options: Any) -> list[dict[str, Any]]:
     table = PlainGameTable(
         game,
         options.get("decks", 1),
