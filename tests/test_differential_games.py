@@ -158,6 +158,8 @@ def test_the_core_agrees_with_the_oracle_on_perturbed_simulated_streams(
     options = data.draw(setups(("chemin_de_fer", "baccarat_banque")))
     names = applicable_faults(options["gated"], options["game"], options["burn"])
     faults = data.draw(st.dictionaries(st.sampled_from(names), st.floats(0.0, 0.3), max_size=4))
+    if data.draw(st.booleans()):  # many held cards, so many resumes with a decision
+        faults["decision_missing"] = data.draw(st.sampled_from([0.5, 1.0]))
     stream: list[Any] = list(
         simulate(
             data.draw(st.integers(0, 2**32)),
@@ -170,9 +172,19 @@ def test_the_core_agrees_with_the_oracle_on_perturbed_simulated_streams(
     )
     for _ in range(data.draw(st.integers(0, 12))):
         at = data.draw(st.integers(0, len(stream)))
-        change = data.draw(st.sampled_from(["insert", "insert", "drop", "repeat"]))
+        change = data.draw(st.sampled_from(["insert", "insert", "drop", "repeat", "tamper"]))
         if change == "insert":
             stream.insert(at, data.draw(events))
+        elif change == "tamper":
+            # The supervisor's resume, given another decision (or none) and maybe a card.
+            resuming = [
+                i for i, e in enumerate(stream) if isinstance(e, dict) and e.get("type") == "resume"
+            ]
+            if resuming:
+                at = data.draw(st.sampled_from(resuming))
+                stream[at] = {**stream[at], "decision": data.draw(decision_objects())}
+                if data.draw(st.booleans()):
+                    stream[at]["card"] = data.draw(cards)
         elif stream and at < len(stream):
             if change == "drop":
                 del stream[at]
