@@ -23,7 +23,7 @@ from station.core.table import Table
 
 GAMES = ("punto_banco", "chemin_de_fer", "baccarat_banque")
 DIFFERENTIAL = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 RESULT_KEYS = {

@@ -40,7 +40,7 @@ from tests.conftest import run_station
 from tests.spec import ROOT, examples_file, matches
 
 CERCLE = ("chemin_de_fer", "baccarat_banque")
-PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def games_examples_file() -> Path:
@@ -376,6 +376,13 @@ def test_the_command_takes_burn_decks_cut_policy_and_option_draw() -> None:
     assert events[1]["type"] == "card"  # the burn reveal
     assert all(e["draw"] for e in events if e["type"] == "decision")
     oracle("chemin_de_fer", events, decks=2, burn="reveal", cut_policy="one_more")
+
+
+def test_punto_banco_is_dealt_as_before_when_named() -> None:
+    args = ["--seed", "5", "--decks", "2", "--faults", "all=0.1"]
+    named = run_station("simulate", "--game", "punto_banco", "--burn", "reveal", *args)
+    assert named.returncode == 0 and named.stdout == run_station("simulate", *args).stdout
+    assert b"decision" not in named.stdout
 
 
 @pytest.mark.parametrize(
