@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
+from station.core.games import BURNS, GAME_NAMES, GAMES
 from station.core.table import CUT_POLICIES, Table
 
 EXIT_OK = 0
@@ -65,33 +66,75 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "--cut-policy",
         choices=CUT_POLICIES,
         default=None,
-        help="when the cut card comes out mid-round: one_more (one more round after it) "
-        "or last_round (that round is the last) (default: [table] cut_policy of --config, "
-        "else one_more)",
+        help="when the cut card comes out mid-round: one_more (one more round after it), "
+        "last_round (that round is the last) or stop (the round in progress is the last; "
+        "between rounds the shoe ends at once) (default: [table] cut_policy of --config, "
+        "else the game's: one_more for punto banco, stop for the cercle games)",
+    )
+
+
+def add_game_options(parser: argparse.ArgumentParser) -> None:
+    """--game and --burn (after `add_table_options`): the game the table plays and its
+    burn; --decks, --cut-policy and --burn default to the game's (shared/spec/games.md)."""
+    parser.add_argument(
+        "--game",
+        choices=GAME_NAMES,
+        default=None,
+        help="the game the table plays (default: [table] game of --config, else "
+        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy",
+    )
+    parser.add_argument(
+        "--burn",
+        choices=BURNS,
+        default=None,
+        help="reveal (the first card says how many to burn) or none (rounds start at once) "
+        "(default: [table] burn of --config, else the game's: reveal for punto banco, none "
+        "for the cercle games)",
     )
 
 
 def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     """Fill the table options not given on the command line from --config, then from the
-    defaults. False (after saying why on stderr) when the config cannot be used. A
-    command with `--paytable` gets `[table] paytable` the same way."""
-    decks, gated, cut_policy, paytable = 8, True, "one_more", "traditional"
+    defaults (the game's, for a command with `--game`). False (after saying why on
+    stderr) when the config cannot be used. A command with `--paytable` gets `[table]
+    paytable` the same way."""
+    decks: int | None = None
+    cut_policy: str | None = None
+    game: str | None = None
+    burn: str | None = None
+    gated, paytable = True, "traditional"
     if args.config is not None:
         config = load_config(args, prog)
         if config is None:
             return False
         decks, gated, cut_policy = config.table.decks, config.table.gated, config.table.cut_policy
         paytable = config.table.paytable
+        # `[table] game` and `burn` (when the config knows them)
+        game, burn = getattr(config.table, "game", None), getattr(config.table, "burn", None)
     if getattr(args, "paytable", "") is None:
         args.paytable = paytable
+    defaults = GAMES["punto_banco"]
+    if hasattr(args, "game"):
+        if args.game is None:
+            args.game = game or defaults.name
+        defaults = GAMES[args.game]
+        if args.burn is None:
+            args.burn = burn or defaults.burn
     if args.decks is None:
-        args.decks = decks
+        args.decks = decks or defaults.decks
     if args.ungated is None:
         args.ungated = not gated
     if args.cut_policy is None:
-        args.cut_policy = cut_policy
+        args.cut_policy = cut_policy or defaults.cut_policy
     return True
 
 
 def table_from_args(args: argparse.Namespace) -> Table:
-    return Table(decks=args.decks, gated=not args.ungated, cut_policy=args.cut_policy)
+    """The table the options set up (a command without `--game` plays punto banco)."""
+    return Table(
+        game=getattr(args, "game", None) or "punto_banco",
+        decks=args.decks,
+        gated=not args.ungated,
+        cut_policy=args.cut_policy,
+        burn=getattr(args, "burn", None),
+    )
