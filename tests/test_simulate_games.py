@@ -378,6 +378,33 @@ def test_the_command_takes_burn_decks_cut_policy_and_option_draw() -> None:
     oracle("chemin_de_fer", events, decks=2, burn="reveal", cut_policy="one_more")
 
 
+@pytest.mark.parametrize("game", CERCLE)
+def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one(game: str) -> None:
+    sim = run_station(
+        "simulate",
+        "--game",
+        game,
+        "--seed",
+        "15",
+        "--decks",
+        "2",
+        "--shoes",
+        "2",
+        "--cut-policy",
+        "stop",
+        "--faults",
+        "all=0.08,decision_missing=0.5",
+    )
+    assert sim.returncode == 0, sim.stderr
+    out = run_station("replay", "--game", game, "--decks", "2", stdin=sim.stdout)
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in sim.stdout.splitlines()]
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == len(events) > 0
+    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    assert {"decision_missing", "refused_decision"} <= {e.get("fault") for e in events}
+
+
 def test_punto_banco_is_dealt_as_before_when_named() -> None:
     args = ["--seed", "5", "--decks", "2", "--faults", "all=0.1"]
     named = run_station("simulate", "--game", "punto_banco", "--burn", "reveal", *args)
