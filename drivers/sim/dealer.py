@@ -766,8 +766,9 @@ class Dealer:
             named = self._options.random() >= 0.25
         return {"hand": hand, "draw": draw} if named else {"draw": draw}
 
-    def _record(self, hand: str, draw: bool, **extra: Any) -> None:
-        self._emit({"type": "decision", **self._decision(hand, draw), "actor": "dealer", **extra})
+    def _record(self, hand: str, draw: bool) -> None:
+        said = self._decision(hand, draw)
+        self._emit(ev.decision(draw, said.get("hand"), actor="dealer"))
 
     def _decide(self, hand: str, draw: bool) -> None:
         """Apply the decision of the hand whose option waits."""
@@ -787,10 +788,18 @@ class Dealer:
         if not choices:
             return
         hand, draw = self._rng.choice(choices)
-        event = {"type": "decision", "hand": hand, "draw": draw, "actor": "dealer"}
+        named: str | None = hand
         if hand == waiting and self._rng.random() < 0.5:
-            del event["hand"]  # no hand: the turn that waits, which is this hand's
-        self._emit({**event, "fault": "refused_decision", "expect": DECISION_NOT_ALLOWED})
+            named = None  # no hand: the turn that waits, which is this hand's
+        self._emit(
+            ev.decision(
+                draw,
+                named,
+                actor="dealer",
+                fault="refused_decision",
+                expect=DECISION_NOT_ALLOWED,
+            )
+        )
 
     def _third(self, hand: str) -> None:
         """The hand's third card is due (M, or it decided to draw)."""
