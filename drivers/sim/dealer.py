@@ -807,7 +807,11 @@ class Dealer:
             self._emit(ev.close_bets(actor="dealer", fault="missing_third", expect=MISSING_CARD))
             self._suspended()
             self._emit(ev.resume(actor="supervisor"))
-        self._hands[hand].append(self._deal())
+        self._placed_third(hand, self._deal())
+
+    def _placed_third(self, hand: str, card: str) -> None:
+        """The hand's third card is placed: its turn is over, the next one opens."""
+        self._hands[hand].append(card)
         self._turn[hand] = _OVER
         self._pass_turns()
 
@@ -838,30 +842,23 @@ class Dealer:
         self._suspended()
         while True:
             shown = card if carried else None  # the resume carries the card read by eye
-            if draw:
-                decision = self._decision(hand, True)
-                self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
-                self._turn[hand] = _CARD
-                self._hands[hand].append(card)
+            target = hand
+            if not draw:
                 self._turn[hand] = _OVER
                 self._pass_turns()
-                return
-            self._turn[hand] = _OVER
-            self._pass_turns()
-            after = self._open_turn()
-            if after is None:
-                # The decision would complete the round: no resume may carry it while a card
-                # is held (or carried). The supervisor resumes plainly, the card is set
-                # aside, and the dealer records the decision.
-                self._emit(ev.resume(actor="supervisor"))
-                self._record(hand, False)
-                return
-            decision = self._decision(hand, False)
-            if self._turn[after] == _CARD:
+                after = self._open_turn()
+                if after is None:
+                    # The decision would complete the round: no resume may carry it while a
+                    # card is held (or carried). The supervisor resumes plainly, the card
+                    # is set aside, and the dealer records the decision.
+                    self._emit(ev.resume(actor="supervisor"))
+                    self._record(hand, False)
+                    return
+                target = after
+            decision = self._decision(hand, draw)
+            if draw or self._turn[target] == _CARD:
                 self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
-                self._hands[after].append(card)
-                self._turn[after] = _OVER
-                self._pass_turns()
+                self._placed_third(target, card)
                 return
             # The next hand's option waits too: the card is held again.
             self._emit(
@@ -874,7 +871,7 @@ class Dealer:
                 )
             )
             self._suspended()
-            hand, draw, carried = after, self._options.random() < self.option_draw, False
+            hand, draw, carried = target, self._options.random() < self.option_draw, False
 
 
 def simulate(
