@@ -2,13 +2,14 @@
 streams through `station replay --game G` as a whole process, against punto banco's
 stream (`bench_replay`'s) on the same machine, at the same time.
 
-The cercle streams come from `cercle_stream` below, a small seeded generator (the
-simulator deals punto banco): 6-deck shoes shuffled by a seeded `random.Random`, the cut
-card ten to fifteen cards from the end (policy `stop`), each option decided at random,
-and now and then a card at an option with no decision (held, then placed by the
-supervisor's resume with the decision) or an unreadable card (read by eye on resume).
-It asks the core what is due next, so the stream is the dealer's, not a second
-implementation of the rules: correctness is the tests' business, this only times.
+The cercle streams come from `station simulate --game G` (`bench_replay.make_stream`):
+6-deck shoes, no burn, cut policy `stop`, each option decided by the seeded hands and
+recorded as a `decision` event, and the game's faults with the supervisor's reactions
+(a card at an option with no decision, held, then placed by the resume with the
+decision; a decision against the rules; unreadable and foreign cards, disconnects...).
+The simulated dealer deals from its own reading of the rules, and before anything is
+timed the verdicts are checked against the plain oracle (`benchmarks/plain_games.py`),
+which is timed too.
 
 Figures: best wall time of RUNS, and the CPU time of each run (children's user+system,
 less sensitive to the machine's load), runs of the games alternating.
@@ -16,79 +17,16 @@ less sensitive to the machine's load), runs of the games alternating.
 
 from __future__ import annotations
 
-import random
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-import orjson
-
-from benchmarks.bench_replay import EVENTS, make_stream
-from station.core.cards import ALL_CARDS
-from station.core.table import Table
+from benchmarks.bench_replay import EVENTS, best_time, make_stream, spec_fields
 
 RUNS = 5
-#: How often (per option) a card comes out before the decision, and (per card) a card
-#: cannot be read.
-HELD_RATE = 0.02
-UNREADABLE_RATE = 0.002
-
-
-def cercle_stream(game: str, seed: int, events: int = EVENTS) -> list[dict[str, Any]]:
-    """At least `events` events of a `game` table dealt shoe after shoe (then cut)."""
-    rng = random.Random(seed)
-    table = Table(game=game)
-    out: list[dict[str, Any]] = []
-
-    def send(event: dict[str, Any]) -> str | None:
-        out.append(event)
-        return table.apply(event)["error"]
-
-    def resume_with(option: dict[str, Any]) -> None:
-        """The supervisor answers a held card's option; a decision that would complete the
-        round is refused then (the card has no place): a plain resume and the dealer's
-        decision instead."""
-        decision = {"hand": option["hand"], "draw": rng.random() < 0.5}
-        if send({"type": "resume", "decision": decision}) == "DECISION_NOT_ALLOWED":
-            send({"type": "resume"})
-            send({"type": "decision", **decision})
-
-    while len(out) < events:
-        shoe = [c for c in ALL_CARDS for _ in range(table.decks)]
-        rng.shuffle(shoe)
-        behind_cut = rng.randint(10, 15)  # cards left in the shoe when the cut comes out
-        send({"type": "shoe"})
-        while table.in_play:
-            if len(shoe) == behind_cut and not table.cut_seen:
-                send({"type": "cut"})
-                continue
-            held = table.option()
-            if table.suspension is not None and held is not None:  # held (again)
-                resume_with(held)
-                continue
-            due = table.due()
-            if due == "close_bets":
-                send({"type": "close_bets"})
-            elif due == "decision":
-                option = table.option()
-                assert option is not None
-                if rng.random() < HELD_RATE:  # the dealer forgot: the card is held
-                    send({"type": "card", "card": shoe.pop()})
-                    resume_with(option)
-                else:
-                    draw = rng.random() < 0.5
-                    send({"type": "decision", "hand": option["hand"], "draw": draw})
-            elif rng.random() < UNREADABLE_RATE:
-                code = shoe.pop()
-                send({"type": "card", "card": None})
-                send({"type": "resume", "card": code})
-            else:
-                send({"type": "card", "card": shoe.pop()})
-    return out[:events]
 
 
 def timed(command: list[str], stream: Path) -> tuple[float, float]:
@@ -109,10 +47,17 @@ def main() -> None:
         punto = Path(tmp) / "punto_banco.jsonl"
         make_stream(punto)
         streams["punto_banco"] = (punto, replay)
-        for seed, game in enumerate(("chemin_de_fer", "baccarat_banque"), 1):
+        oracle: dict[str, float] = {}
+        for game in ("chemin_de_fer", "baccarat_banque"):
             path = Path(tmp) / f"{game}.jsonl"
-            path.write_bytes(b"\n".join(orjson.dumps(e) for e in cercle_stream(game, seed)) + b"\n")
-            streams[game] = (path, [*replay, "--game", game])
+            make_stream(path, game)
+            command = [*replay, "--game", game]
+            plain = [sys.executable, "-m", "benchmarks.plain_games", "--game", game]
+            oracle[game], plain_out = best_time(plain, path)
+            station_out = subprocess.run([*command, str(path)], capture_output=True, check=True)
+            if spec_fields(station_out.stdout) != spec_fields(plain_out):
+                raise SystemExit(f"station replay and the plain oracle disagree on {game}")
+            streams[game] = (path, command)
         walls: dict[str, list[float]] = {g: [] for g in streams}
         cpus: dict[str, list[float]] = {g: [] for g in streams}
         for _ in range(RUNS):  # alternating, so that the load falls on all alike
@@ -137,4 +82,9 @@ def main() -> None:
             f"{cpu_rate:>10,.0f} events/s ({cpu_rate / base_cpu:.0%}); "
             f"{errors[game]} errors and rejections"
         )
+        if game in oracle:
+            print(
+                f"{'':16} plain oracle {oracle[game]:.3f} s "
+                f"{EVENTS / oracle[game]:>10,.0f} events/s (agrees on every verdict)"
+            )
     print("target: each cercle game at least 80% of punto banco's events/s")

@@ -766,8 +766,9 @@ class Dealer:
             named = self._options.random() >= 0.25
         return {"hand": hand, "draw": draw} if named else {"draw": draw}
 
-    def _record(self, hand: str, draw: bool, **extra: Any) -> None:
-        self._emit({"type": "decision", **self._decision(hand, draw), "actor": "dealer", **extra})
+    def _record(self, hand: str, draw: bool) -> None:
+        said = self._decision(hand, draw)
+        self._emit(ev.decision(draw, said.get("hand"), actor="dealer"))
 
     def _decide(self, hand: str, draw: bool) -> None:
         """Apply the decision of the hand whose option waits."""
@@ -787,10 +788,18 @@ class Dealer:
         if not choices:
             return
         hand, draw = self._rng.choice(choices)
-        event = {"type": "decision", "hand": hand, "draw": draw, "actor": "dealer"}
+        named: str | None = hand
         if hand == waiting and self._rng.random() < 0.5:
-            del event["hand"]  # no hand: the turn that waits, which is this hand's
-        self._emit({**event, "fault": "refused_decision", "expect": DECISION_NOT_ALLOWED})
+            named = None  # no hand: the turn that waits, which is this hand's
+        self._emit(
+            ev.decision(
+                draw,
+                named,
+                actor="dealer",
+                fault="refused_decision",
+                expect=DECISION_NOT_ALLOWED,
+            )
+        )
 
     def _third(self, hand: str) -> None:
         """The hand's third card is due (M, or it decided to draw)."""
@@ -798,7 +807,11 @@ class Dealer:
             self._emit(ev.close_bets(actor="dealer", fault="missing_third", expect=MISSING_CARD))
             self._suspended()
             self._emit(ev.resume(actor="supervisor"))
-        self._hands[hand].append(self._deal())
+        self._placed_third(hand, self._deal())
+
+    def _placed_third(self, hand: str, card: str) -> None:
+        """The hand's third card is placed: its turn is over, the next one opens."""
+        self._hands[hand].append(card)
         self._turn[hand] = _OVER
         self._pass_turns()
 
@@ -829,30 +842,23 @@ class Dealer:
         self._suspended()
         while True:
             shown = card if carried else None  # the resume carries the card read by eye
-            if draw:
-                decision = self._decision(hand, True)
-                self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
-                self._turn[hand] = _CARD
-                self._hands[hand].append(card)
+            target = hand
+            if not draw:
                 self._turn[hand] = _OVER
                 self._pass_turns()
-                return
-            self._turn[hand] = _OVER
-            self._pass_turns()
-            after = self._open_turn()
-            if after is None:
-                # The decision would complete the round: no resume may carry it while a card
-                # is held (or carried). The supervisor resumes plainly, the card is set
-                # aside, and the dealer records the decision.
-                self._emit(ev.resume(actor="supervisor"))
-                self._record(hand, False)
-                return
-            decision = self._decision(hand, False)
-            if self._turn[after] == _CARD:
+                after = self._open_turn()
+                if after is None:
+                    # The decision would complete the round: no resume may carry it while a
+                    # card is held (or carried). The supervisor resumes plainly, the card
+                    # is set aside, and the dealer records the decision.
+                    self._emit(ev.resume(actor="supervisor"))
+                    self._record(hand, False)
+                    return
+                target = after
+            decision = self._decision(hand, draw)
+            if draw or self._turn[target] == _CARD:
                 self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
-                self._hands[after].append(card)
-                self._turn[after] = _OVER
-                self._pass_turns()
+                self._placed_third(target, card)
                 return
             # The next hand's option waits too: the card is held again.
             self._emit(
@@ -865,7 +871,7 @@ class Dealer:
                 )
             )
             self._suspended()
-            hand, draw, carried = after, self._options.random() < self.option_draw, False
+            hand, draw, carried = target, self._options.random() < self.option_draw, False
 
 
 def simulate(

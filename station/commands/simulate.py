@@ -132,13 +132,9 @@ def run(args: argparse.Namespace) -> int:
     from drivers.sim.dealer import FaultSpecError, parse_faults, simulate
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH
 
-    given = {"decks": args.decks, "cut_policy": args.cut_policy}
-    if not resolve_table_options(args, "simulate"):
+    if not resolve_table_options(args, "simulate"):  # the game's defaults for the rest
         return EXIT_USAGE
     game = args.game or "punto_banco"
-    if args.config is None and game != "punto_banco":
-        # Not given and no config: the game's own defaults, not punto banco's.
-        args.decks, args.cut_policy = given["decks"], given["cut_policy"]
     gated = not args.ungated
     try:
         faults = (
