@@ -337,6 +337,9 @@ def test_a_chemin_de_fer_round_decided_by_the_dealer_has_the_usual_roads(tmp_pat
             "cut_policy": "stop",
             "burn": "none",
         }
+    with Journal(config.journal.path) as journal:  # verified under the game it records
+        report = journal.verify()
+        assert report.ok and report.events == 9, report.problems  # restart and 8 events
 
 
 # --- what the game server hears -----------------------------------------------------------
