@@ -102,7 +102,9 @@ def parse_bind(text: str) -> str:
 class TableConfig(Section):
     """`[table]`: which table this is, the game it plays and how it is dealt (the rules'
     options). `decks`, `burn`, `cut_policy` and `paytable` left out are the game's (the
-    defaults shown are punto banco's)."""
+    defaults shown are punto banco's), filled in when the table is validated: build one
+    for another game with keywords (`TableConfig(game=...)`), not `model_copy`, which
+    validates nothing and would keep punto banco's values."""
 
     id: str = Field(
         "table-1", description="this table's name, in the journal, the webhooks and the dashboard"
