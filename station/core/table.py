@@ -269,6 +269,44 @@ class Table:
     game's (`None`), as the spec's table of games says.
     """
 
+    # Slots: the hot path reads a dozen attributes per card, and an instance dict of more
+    # than 30 keys loses CPython 3.11's fast attribute access (shared-key dicts).
+    __slots__ = (
+        "game",
+        "decks",
+        "gated",
+        "cut_policy",
+        "burn",
+        "_steps",
+        "_first_role",
+        "_hands",
+        "_banker",
+        "_thirds",
+        "_ponte",
+        "_banker_cells",
+        "_combination",
+        "_hand_index",
+        "shoes_started",
+        "in_play",
+        "_began",
+        "_cleared",
+        "previous_results",
+        "previous_voided",
+        "copies",
+        "unreadable",
+        "reveal_due",
+        "burns_due",
+        "burned",
+        "rounds_opened",
+        "round",
+        "suspension",
+        "cut_seen",
+        "last_round",
+        "results",
+        "voided",
+        "_handlers",
+    )
+
     def __init__(
         self,
         game: str | Game = "punto_banco",
