@@ -123,4 +123,3 @@ def banque_result(
         "tableau2_outcome": outcome(tableau2),
         "naturals": [name for name, cards in hands.items() if _natural(cards)],
     }
-
