@@ -124,7 +124,7 @@ def test_the_ponte_rule(game: str, total: int) -> None:
         assert table.option() == {
             "hand": hand,
             "total": total,
-            "words": f"{'player (the ponte)' if hand == 'player' else 'tableau 1'}: "
+            "words": f"{'the ponte' if hand == 'player' else 'tableau 1'}: "
             f"option on {total}, draw or stand?",
         }
 

@@ -193,7 +193,7 @@ def test_the_banker_option_says_what_it_is_against() -> None:
     assert table.option() == {
         "hand": "banker",
         "total": 3,
-        "words": "banker: option on 3 against player (the ponte)'s third card 9, draw or stand?",
+        "words": "banker: option on 3 against the ponte's third card 9, draw or stand?",
     }
     banque = Table(game="baccarat_banque")
     deal = ["2S", "3S", "KD", "2H", "AH", "4D", "AC", "2C"]

@@ -212,7 +212,7 @@ CHEMIN_DE_FER = Game(
     ponte=CERCLE_PONTE,
     banker=CERCLE_BANKER,
     combination=COMBINATION,
-    hand_words=MappingProxyType({"player": "player (the ponte)", "banker": "banker"}),
+    hand_words=MappingProxyType({"player": "the ponte", "banker": "banker"}),
     role_words=MappingProxyType(_PB_ROLE_WORDS),
 )
 

@@ -7,7 +7,6 @@ webhooks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal, TypedDict
 
 from station.core.cards import POINTS
@@ -124,12 +123,3 @@ def banque_result(
         "tableau2_outcome": outcome(tableau2),
         "naturals": [name for name, cards in hands.items() if _natural(cards)],
     }
-
-
-def result_maker(hands: tuple[str, ...]) -> Callable[..., GameResult]:
-    """The scoring of a game with these hands: (round number, *each hand's cards) -> result."""
-    if hands == ("player", "banker"):
-        return round_result
-    if hands == ("tableau1", "tableau2", "banker"):
-        return banque_result
-    raise ValueError(f"no result for a game with the hands {hands}")

@@ -32,7 +32,7 @@ from station.core.games import (
     Game,
     game_named,
 )
-from station.core.results import GameResult, result_maker
+from station.core.results import GameResult, banque_result, round_result
 
 __all__ = ["BURNS", "CUT_POLICIES", "GAMES", "Burn", "CutPolicy", "Game"]
 
@@ -269,6 +269,44 @@ class Table:
     game's (`None`), as the spec's table of games says.
     """
 
+    # Slots: the hot path reads a dozen attributes per card, and an instance dict of more
+    # than 30 keys loses CPython 3.11's fast attribute access (shared-key dicts).
+    __slots__ = (
+        "_banker",
+        "_banker_cells",
+        "_began",
+        "_cleared",
+        "_combination",
+        "_first_role",
+        "_hand_index",
+        "_handlers",
+        "_hands",
+        "_ponte",
+        "_steps",
+        "_thirds",
+        "burn",
+        "burned",
+        "burns_due",
+        "copies",
+        "cut_policy",
+        "cut_seen",
+        "decks",
+        "game",
+        "gated",
+        "in_play",
+        "last_round",
+        "previous_results",
+        "previous_voided",
+        "results",
+        "reveal_due",
+        "round",
+        "rounds_opened",
+        "shoes_started",
+        "suspension",
+        "unreadable",
+        "voided",
+    )
+
     def __init__(
         self,
         game: str | Game = "punto_banco",
@@ -311,7 +349,6 @@ class Table:
         self._banker_cells = game_.banker
         self._combination = game_.combination
         self._hand_index = {name: i for i, name in enumerate(game_.hands)}
-        self._result = result_maker(game_.hands)
         self.shoes_started = 0
         self.in_play = False
         # Set where a suspension begins or ends; `decide` reads and resets them (`apply`
@@ -584,7 +621,11 @@ class Table:
         complete = self._begin_turns(rnd) if rnd.turn < 0 else self._walk(rnd, hand + 1)
         result: GameResult | None = None
         if complete:  # `_complete`, inline on the hot path
-            result = self._result(rnd.number, *rnd.cards)
+            cards = rnd.cards
+            if self._banker == 1:
+                result = round_result(rnd.number, cards[0], cards[1])
+            else:
+                result = banque_result(rnd.number, *cards)
             self.results.append(result)
             self.round = None
             if self.last_round == rnd.number:
@@ -603,15 +644,12 @@ class Table:
         hand, end the round (True); a natural on one tableau settles it (its turn will pass
         at once: the ponte rule says F at 8 and 9). Else the turns, from the first hand."""
         cards = rnd.cards
-        banker = cards[-1]
-        if (POINTS[banker[0]] + POINTS[banker[1]]) % 10 >= 8:
+        hand = cards[-1]
+        if (POINTS[hand[0]] + POINTS[hand[1]]) % 10 >= 8:
             return True
-        turn = 0
-        while turn < self._banker:
-            hand = cards[turn]
+        for hand in cards[:-1]:
             if (POINTS[hand[0]] + POINTS[hand[1]]) % 10 < 8:
                 return self._walk(rnd, 0)
-            turn += 1
         return True  # a natural on every ponte hand
 
     def _walk(self, rnd: Round, turn: int) -> bool:
@@ -619,32 +657,34 @@ class Table:
         hand's third card due, O waits for the decision. True: no turn waits, the round
         is complete. Only `rnd.turn` and `rnd.due` change (a dry run may pass a copy)."""
         cards = rnd.cards
-        ponte = self._ponte
-        verdict = "F"
-        while turn < self._banker:  # the ponte hands: the ponte rule on the two-card total
+        banker = self._banker
+        while turn < banker:  # a ponte hand: the ponte rule on its two-card total
             hand = cards[turn]
-            verdict = ponte[(POINTS[hand[0]] + POINTS[hand[1]]) % 10]
+            verdict = self._ponte[(POINTS[hand[0]] + POINTS[hand[1]]) % 10]
             if verdict != "F":
-                break
+                rnd.turn = turn
+                rnd.due = self._thirds[turn] if verdict == "M" else DECISION
+                return False
             turn += 1
+        if turn > banker:
+            return True  # the banker's turn is over too
+        # The banker: its cell against the ponte hand (third card, or S when it stood).
+        hand = cards[banker]
+        row = self._banker_cells[(POINTS[hand[0]] + POINTS[hand[1]]) % 10]
+        if banker == 1:
+            ponte = cards[0]
+            verdict = row[STOOD if len(ponte) == 2 else POINTS[ponte[2]]]
+        else:
+            verdict = self._against_tableaux(cards, row)
         if verdict == "F":
-            if turn > self._banker:
-                return True  # the banker's turn is over too
-            verdict = self._banker_verdict(cards)
-            if verdict == "F":
-                return True
-        rnd.turn = turn
-        rnd.due = self._thirds[turn] if verdict == "M" else DECISION
+            return True
+        rnd.turn = banker
+        rnd.due = self._thirds[banker] if verdict == "M" else DECISION
         return False
 
-    def _banker_verdict(self, cards: tuple[list[str], ...]) -> str:
-        """The banker's cell against each live ponte hand (not settled by a natural),
-        combined by the game's table when there are two."""
-        banker = cards[-1]
-        row = self._banker_cells[(POINTS[banker[0]] + POINTS[banker[1]]) % 10]
-        if self._banker == 1:  # one ponte hand, never settled (its natural ends the round)
-            hand = cards[0]
-            return row[POINTS[hand[2]] if len(hand) > 2 else STOOD]
+    def _against_tableaux(self, cards: tuple[list[str], ...], row: str) -> str:
+        """The banker's cells (its row) against each live tableau (not settled by a
+        natural), combined by the game's table."""
         verdict = ""
         for hand in cards[:-1]:
             if len(hand) == 2 and (POINTS[hand[0]] + POINTS[hand[1]]) % 10 >= 8:
@@ -654,7 +694,11 @@ class Table:
         return verdict
 
     def _complete(self, rnd: Round) -> GameResult:
-        result = self._result(rnd.number, *rnd.cards)
+        cards = rnd.cards
+        if self._banker == 1:
+            result: GameResult = round_result(rnd.number, cards[0], cards[1])
+        else:
+            result = banque_result(rnd.number, *cards)
         self.results.append(result)
         self.round = None
         if self.last_round == rnd.number:
