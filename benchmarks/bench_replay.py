@@ -19,14 +19,18 @@ EVENTS = 128_000
 RUNS = 5
 
 
-def make_stream(path: Path) -> int:
-    """Write at least EVENTS simulated events to `path`; return how many lines it has."""
+def make_stream(path: Path, game: str = "punto_banco") -> int:
+    """Write EVENTS events of `game` from `station simulate` to `path`; return how many
+    lines it has (the cercle games' shoes: 6 decks, no burn, cut policy stop, options
+    decided and recorded, the decision faults too)."""
+    cercle = [] if game == "punto_banco" else ["--game", game]
     out = subprocess.run(
         [
             sys.executable,
             "-m",
             "station.cli",
             "simulate",
+            *cercle,
             "--seed",
             "2026",
             "--shoes",
@@ -54,9 +58,11 @@ def best_time(command: list[str], stream: Path) -> tuple[float, bytes]:
 
 
 def spec_fields(output: bytes) -> list[tuple[object, ...]]:
+    """The spec's keys of each verdict row, and the outcome of its result (any game's)."""
     rows = [json.loads(line) for line in output.splitlines()]
     keys = ("seq", "ok", "error", "role", "round", "voided_round")
-    return [(*(r[k] for k in keys), (r["result"] or {}).get("winner")) for r in rows]
+    outcome = ("winner", "tableau1_outcome", "tableau2_outcome")
+    return [(*(r[k] for k in keys), *((r["result"] or {}).get(k) for k in outcome)) for r in rows]
 
 
 def main() -> None:

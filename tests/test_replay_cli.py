@@ -44,7 +44,7 @@ def test_seq_is_the_line_number_and_blank_lines_are_skipped() -> None:
         (
             b'{"type": "dance"}',
             "'type' must be one of shoe, card, cut, close_bets, resume, void, end_shoe, "
-            "fault, restart; got 'dance'",
+            "fault, restart, decision; got 'dance'",
         ),
         (b'{"card": "AS"}', "'type' must be one of shoe, card, cut,"),
         (b'{"type": 7}', "'type' must be one of shoe, card, cut,"),

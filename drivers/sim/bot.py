@@ -9,7 +9,9 @@ and then the reader "fails" (an unreadable card, or the reader dropping off), an
 supervisor resolves any suspension after a few seconds, unless someone acted first
 (through the API): `resume` (with the card read by eye for an unreadable one), `void`
 for a lost reader mid-round, `end_shoe` when the bot has no shoe to deal from (after a
-restart of the station, its shoe is gone).
+restart of the station, its shoe is gone). At a chemin de fer or baccarat banque table
+the bot deals the game's roles and, when a hand's option waits (`due == "decision"`,
+`snap.option`), takes that hand's decision, drawing or standing at random.
 
 The bot sends one event at a time and waits until the station has committed it
 (`sink.settled()`) before it looks again, so it never acts on a stale state.
@@ -29,9 +31,15 @@ from drivers.base import ReaderSink, TableViewSink
 from drivers.config import ReaderConfig, SimSettings
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.core import events as ev
+from station.core.games import GAMES
 from station.core.snapshot import TableSnapshot
 
-CARD_ROLES = frozenset({"burn_reveal", "burn", "P1", "B1", "P2", "B2", "P3", "B3"})
+#: Every role a card can be due for, in every game.
+CARD_ROLES = frozenset(
+    {"burn_reveal", "burn"}
+    | {role for game in GAMES.values() for role, _ in game.deal}
+    | {role for game in GAMES.values() for role in game.thirds}
+)
 SETTLE_TIMEOUT = 5.0
 UNSETTLED_RETRY = 0.25
 
@@ -128,6 +136,14 @@ class SimReader:
             if not wait:
                 self._deal(sink)
             return wait
+        if due == "decision" and snap.option is not None:  # a hand's option (cercle games)
+            wait = self._wait(f"decision {snap.seq}", s.card_interval, now)
+            if not wait:
+                draw = self._rng.random() < 0.5
+                hand = str(snap.option["hand"])
+                self._detail = f"{hand} {'draws' if draw else 'stands'}"
+                self._emit(sink, ev.decision(draw, hand, actor="demo-dealer"))
+            return wait
         return 0.1
 
     def _wait(self, what: str, delay: float, now: float) -> float:
@@ -180,7 +196,7 @@ class SimReader:
             return min(self._deadline - now, 0.25)
         self._watching = None
         code = snap.suspension["code"]
-        being_dealt = snap.round is not None and bool(snap.round["player"])
+        being_dealt = snap.round is not None and any(snap.round[hand] for hand in snap.hands)
         actor = "demo-supervisor"
         event: ev.Event
         if self._shoe is None and snap.in_play:

@@ -115,7 +115,18 @@ def openapi_components() -> tuple[dict[str, Any], dict[str, Any]]:
     for model in MODELS.values():  # extra keys: allowed, within the bounds
         extras = {"$ref": _REFS.format(model=_extra(2))}
         definitions[model.__name__]["additionalProperties"] = extras
+        for prop in definitions[model.__name__]["properties"].values():
+            _bound_free_objects(prop)
     return schema, {**definitions, **extra_value_schemas()}
+
+
+def _bound_free_objects(prop: dict[str, Any]) -> None:
+    """A field that holds any object (a resume's `decision`): its values within the
+    bounds too, one level into the event."""
+    for choice in prop.get("anyOf", [prop]):
+        if choice.get("type") == "object" and choice.get("additionalProperties") is True:
+            choice["additionalProperties"] = {"$ref": _REFS.format(model=_extra(3))}
+            choice["propertyNames"] = {"maxLength": MAX_TEXT}
 
 
 _BODY_SCHEMA, EVENT_SCHEMAS = openapi_components()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
+from station.core.games import BURNS, GAME_NAMES, GAMES
+from station.core.paytables import GAME_PAYTABLES
 from station.core.table import CUT_POLICIES, Table
 
 EXIT_OK = 0
@@ -43,15 +45,16 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "--config",
         metavar="FILE",
         default=None,
-        help="take the [table] settings (decks, gated, cut_policy, paytable) from the "
-        "station's TOML config (default: none, the defaults below)",
+        help="take the [table] settings (game, decks, gated, burn, cut_policy, paytable) "
+        "from the station's TOML config (default: none, the defaults below)",
     )
     parser.add_argument(
         "--decks",
         type=positive_int,
         default=None,
         metavar="N",
-        help="52-card decks in the shoe (default: [table] decks of --config, else 8)",
+        help="52-card decks in the shoe (default: [table] decks of --config, else the "
+        "game's: 8 for punto banco, 6 for the cercle games)",
     )
     parser.add_argument(
         "--ungated",
@@ -65,33 +68,91 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "--cut-policy",
         choices=CUT_POLICIES,
         default=None,
-        help="when the cut card comes out mid-round: one_more (one more round after it) "
-        "or last_round (that round is the last) (default: [table] cut_policy of --config, "
-        "else one_more)",
+        help="when the cut card comes out mid-round: one_more (one more round after it), "
+        "last_round (that round is the last) or stop (the round in progress is the last; "
+        "between rounds the shoe ends at once) (default: [table] cut_policy of --config, "
+        "else the game's: one_more for punto banco, stop for the cercle games)",
+    )
+
+
+def add_game_options(parser: argparse.ArgumentParser) -> None:
+    """--game and --burn (after `add_table_options`): the game the table plays and its
+    burn; --decks, --cut-policy and --burn default to the game's (shared/spec/games.md)."""
+    parser.add_argument(
+        "--game",
+        choices=GAME_NAMES,
+        default=None,
+        help="the game the table plays (default: [table] game of --config, else "
+        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy",
+    )
+    parser.add_argument(
+        "--burn",
+        choices=BURNS,
+        default=None,
+        help="reveal (the first card says how many to burn) or none (rounds start at once) "
+        "(default: [table] burn of --config, else the game's: reveal for punto banco, none "
+        "for the cercle games)",
     )
 
 
 def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     """Fill the table options not given on the command line from --config, then from the
-    defaults. False (after saying why on stderr) when the config cannot be used. A
-    command with `--paytable` gets `[table] paytable` the same way."""
-    decks, gated, cut_policy, paytable = 8, True, "one_more", "traditional"
+    game's defaults (punto banco for a command without `--game`). False (after saying why
+    on stderr) when the config cannot be used. A command with `--paytable` gets `[table]
+    paytable` the same way. A `--game` other than the config's takes that game's defaults
+    (decks, burn, cut policy, paytable), not the config's settings for its own game;
+    gated, which every game has alike, still comes from the config."""
+    chosen = getattr(args, "game", None)
+    game, gated = chosen or "punto_banco", True
     if args.config is not None:
         config = load_config(args, prog)
         if config is None:
             return False
-        decks, gated, cut_policy = config.table.decks, config.table.gated, config.table.cut_policy
-        paytable = config.table.paytable
+        gated = config.table.gated
+        if chosen is None or chosen == config.table.game:
+            game = config.table.game
+            defaults = {
+                "decks": config.table.decks,
+                "burn": config.table.burn,
+                "cut_policy": config.table.cut_policy,
+                "paytable": config.table.paytable,
+            }
+        else:
+            defaults = _game_defaults(chosen)
+    else:
+        defaults = _game_defaults(game)
+    if hasattr(args, "game"):
+        args.game = game
+        if args.burn is None:
+            args.burn = defaults["burn"]
     if getattr(args, "paytable", "") is None:
-        args.paytable = paytable
+        args.paytable = defaults["paytable"]
     if args.decks is None:
-        args.decks = decks
+        args.decks = defaults["decks"]
+    if args.cut_policy is None:
+        args.cut_policy = defaults["cut_policy"]
     if args.ungated is None:
         args.ungated = not gated
-    if args.cut_policy is None:
-        args.cut_policy = cut_policy
     return True
 
 
+def _game_defaults(name: str) -> dict[str, object]:
+    """A game's own decks, burn, cut policy and shipped paytable."""
+    game = GAMES[name]
+    return {
+        "decks": game.decks,
+        "burn": game.burn,
+        "cut_policy": game.cut_policy,
+        "paytable": GAME_PAYTABLES[name],
+    }
+
+
 def table_from_args(args: argparse.Namespace) -> Table:
-    return Table(decks=args.decks, gated=not args.ungated, cut_policy=args.cut_policy)
+    """The table the options set up (a command without `--game` plays punto banco)."""
+    return Table(
+        game=getattr(args, "game", None) or "punto_banco",
+        decks=args.decks,
+        gated=not args.ungated,
+        cut_policy=args.cut_policy,
+        burn=getattr(args, "burn", None),
+    )

@@ -1,4 +1,5 @@
-"""`station replay [--decks N] [--ungated] [--cut-policy P] [--odds [--paytable P]] [FILE|-]`.
+"""`station replay [--game G] [--decks N] [--burn B] [--ungated] [--cut-policy P]
+[--odds [--paytable P]] [FILE|-]`.
 
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
@@ -17,6 +18,7 @@ from station.commands.odds import add_paytable_option
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
+    add_game_options,
     add_table_options,
     resolve_table_options,
     table_from_args,
@@ -36,6 +38,7 @@ def add_parser(sub: Any) -> None:
         "print one verdict per event (JSON Lines).",
     )
     add_table_options(p)
+    add_game_options(p)
     p.add_argument(
         "--odds",
         action="store_true",
@@ -60,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if not resolve_table_options(args, "replay"):
         return EXIT_USAGE
     table = table_from_args(args)
+    if args.odds and table.game.name != "punto_banco":
+        print(
+            f"station replay: --odds works out punto banco's bets only, not {table.game.title}'s",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     extension = None
     if args.odds or given:
         from station.core.paytables import PaytableError
@@ -69,6 +78,13 @@ def run(args: argparse.Namespace) -> int:
             paytable = load_paytable(args.paytable)
         except PaytableError as exc:
             print(f"station replay: --paytable: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if paytable.game != table.game.name:
+            print(
+                f"station replay: --paytable: paytable {paytable.name} is for "
+                f"{paytable.game}, but the table plays {table.game.name} (--game)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         if args.odds:
             from station.core.odds import Analyzer, seed_bets

@@ -47,10 +47,15 @@ VOID: Literal["void"] = "void"
 END_SHOE: Literal["end_shoe"] = "end_shoe"
 FAULT: Literal["fault"] = "fault"
 RESTART: Literal["restart"] = "restart"
+DECISION: Literal["decision"] = "decision"
 
 #: The roles that may send events through the API (`station.live.tokens` ranks them:
 #: dealer < supervisor < rig).
 Role = Literal["dealer", "supervisor", "rig"]
+
+#: The hands a `decision` may name, at some table (each game has its own:
+#: `station.core.games.Game.hands`; a table answers BAD_INPUT to another game's hand).
+Hand = Literal["player", "banker", "tableau1", "tableau2"]
 
 
 class ShoeEvent(TypedDict):
@@ -79,10 +84,20 @@ class CloseBetsEvent(TypedDict):
 
 
 class ResumeEvent(TypedDict):
-    """A supervisor clears the suspension, optionally with a card read by eye."""
+    """A supervisor clears the suspension, optionally with a card read by eye and a hand's
+    decision (a held card is then placed)."""
 
     type: Literal["resume"]
     card: NotRequired[str | None]
+    decision: NotRequired[dict[str, Any] | None]
+
+
+class DecisionEvent(TypedDict):
+    """A hand decided its option: draw a third card or stand."""
+
+    type: Literal["decision"]
+    hand: NotRequired[Hand | None]
+    draw: bool
 
 
 class VoidEvent(TypedDict):
@@ -121,6 +136,7 @@ Event = (
     | EndShoeEvent
     | FaultEvent
     | RestartEvent
+    | DecisionEvent
 )
 
 
@@ -200,7 +216,8 @@ VOCABULARY: Mapping[str, EventKind] = _kinds(
         "resume",
         {
             "card": "a card code read by eye (placed where a card is due), or null for a "
-            "plain resume"
+            "plain resume",
+            "decision": 'a hand\'s decision, {"hand": ..., "draw": true|false}, or null',
         },
     ),
     EventKind(
@@ -234,6 +251,20 @@ VOCABULARY: Mapping[str, EventKind] = _kinds(
         {"detail": "a text saying what failed"},
     ),
     EventKind(RESTART, RestartEvent, None, False, "Station restart", None, "station restart", {}),
+    EventKind(
+        DECISION,
+        DecisionEvent,
+        "dealer",
+        True,
+        "Decision",
+        "Record the hand's decision?",
+        "decision",
+        {
+            "hand": "the hand that decided (player, banker, tableau1, tableau2), or null "
+            "for the hand whose turn it is",
+            "draw": "true (a third card) or false (the hand stands)",
+        },
+    ),
 )
 
 #: Every event type, in the vocabulary's order.
@@ -309,6 +340,8 @@ def _fits(value: object, annotation: Any) -> bool:
         return any(_fits(value, a) for a in get_args(annotation))
     if annotation is type(None):
         return value is None
+    if origin is dict:
+        return type(value) is dict
     return type(value) is annotation
 
 
@@ -348,11 +381,24 @@ def close_bets(**extra: Any) -> CloseBetsEvent:
     return {"type": CLOSE_BETS, **extra}  # type: ignore[typeddict-item]
 
 
-def resume(code: str | None = None, **extra: Any) -> ResumeEvent:
-    """A plain resume, or (with `code`) a resume with the card read by eye."""
-    if code is None:
-        return {"type": RESUME, **extra}  # type: ignore[typeddict-item]
-    return {"type": RESUME, "card": code, **extra}  # type: ignore[typeddict-item]
+def resume(
+    code: str | None = None, decision: dict[str, Any] | None = None, **extra: Any
+) -> ResumeEvent:
+    """A plain resume, or a resume with the card read by eye (`code`) and/or a hand's
+    decision (`{"hand": ..., "draw": ...}`)."""
+    event: dict[str, Any] = {"type": RESUME}
+    if code is not None:
+        event["card"] = code
+    if decision is not None:
+        event["decision"] = decision
+    return {**event, **extra}  # type: ignore[typeddict-item]
+
+
+def decision(draw: bool, hand: str | None = None, **extra: Any) -> DecisionEvent:
+    """A hand's decision at its option; `hand` None: the hand whose turn it is."""
+    if hand is None:
+        return {"type": DECISION, "draw": draw, **extra}  # type: ignore[typeddict-item]
+    return {"type": DECISION, "hand": hand, "draw": draw, **extra}  # type: ignore[typeddict-item]
 
 
 def void(**extra: Any) -> VoidEvent:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
-from station.core.results import RoundResult
+from station.core.results import GameResult
 from station.core.table import EXPLANATIONS, Table
 
 #: Published for `/api/history` and `/api/odds`, not in `/api/state` or the WebSocket.
@@ -33,6 +33,10 @@ class TableSnapshot:
 
     seq: int
     table_id: str
+    #: The game's name (`station.core.games`), its hands in layout order, its burn.
+    game: str
+    hands: tuple[str, ...]
+    burn: str
     decks: int
     gated: bool
     cut_policy: str
@@ -47,6 +51,10 @@ class TableSnapshot:
     round: dict[str, Any] | None
     due: str | None
     expecting: str
+    #: The option waiting for its decision (`Table.option`), or None.
+    option: dict[str, Any] | None
+    #: The card held by DECISION_MISSING, or None.
+    held: str | None
     suspension: dict[str, Any] | None
     cut_seen: bool
     last_round: int | None
@@ -54,10 +62,10 @@ class TableSnapshot:
     rounds_complete: int
     voided: tuple[int, ...]
     actions: tuple[str, ...]
-    results: tuple[RoundResult, ...]
+    results: tuple[GameResult, ...]
     remaining: Mapping[str, int]
     #: The shoe before this one (`shoes_started - 1`): its rounds and voided rounds.
-    previous_results: tuple[RoundResult, ...]
+    previous_results: tuple[GameResult, ...]
     previous_voided: tuple[int, ...]
 
     @property
@@ -98,6 +106,7 @@ def take(
     """The snapshot of `table` now (call it from the writer only). With the `previous`
     snapshot, its values that did not change are shared, not copied again."""
     rnd = table.round
+    game = table.game
     susp = table.suspension
     suspension = None
     if susp is not None:
@@ -135,6 +144,9 @@ def take(
     return TableSnapshot(
         seq=seq,
         table_id=table_id,
+        game=game.name,
+        hands=game.hands,
+        burn=table.burn,
         decks=table.decks,
         gated=table.gated,
         cut_policy=table.cut_policy,
@@ -150,12 +162,13 @@ def take(
         if rnd is None
         else {
             "number": rnd.number,
-            "player": list(rnd.player),
-            "banker": list(rnd.banker),
+            **{hand: list(cards) for hand, cards in zip(game.hands, rnd.cards, strict=True)},
             "due": rnd.due,
         },
         due=table.due(),
         expecting=table.expecting(),
+        option=table.option(),
+        held=table.held,
         suspension=suspension,
         cut_seen=table.cut_seen,
         last_round=table.last_round,

@@ -6,6 +6,11 @@ are `shared/spec/dealing-rules.md`; the comments below name its sections.
 
 This is the hot path of replay (hundreds of thousands of events a second), so verdicts
 are plain dicts built inline and the event dispatch is a dict of bound methods.
+
+The game (punto banco, chemin de fer, baccarat banque: `station.core.games`) is data: a
+round deals its game's first cards, then walks the hands' turns in order and asks the
+game's tables whether each hand must draw, must stand or has an option (a `decision`
+event answers it). `shared/spec/games.md` is the contract of the cercle games.
 """
 
 from __future__ import annotations
@@ -13,15 +18,23 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from station.core import events as ev
 from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS, parse_card
-from station.core.results import RoundResult, round_result
-from station.core.rules import PUNTO_BANCO, Tableau
+from station.core.games import (
+    BURNS,
+    CUT_POLICIES,
+    GAMES,
+    STOOD,
+    Burn,
+    CutPolicy,
+    Game,
+    game_named,
+)
+from station.core.results import GameResult, banque_result, round_result
 
-CutPolicy = Literal["one_more", "last_round"]
-CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round")
+__all__ = ["BURNS", "CUT_POLICIES", "GAMES", "Burn", "CutPolicy", "Game"]
 
 # Errors: the table suspends.
 UNEXPECTED_CARD = "UNEXPECTED_CARD"
@@ -33,12 +46,14 @@ UNREADABLE_CARD = "UNREADABLE_CARD"
 CARD_WHILE_SUSPENDED = "CARD_WHILE_SUSPENDED"
 SCANNER_FAULT = "SCANNER_FAULT"
 STATION_RESTART = "STATION_RESTART"
+DECISION_MISSING = "DECISION_MISSING"
 # Rejections: nothing changes.
 NO_ACTIVE_SHOE = "NO_ACTIVE_SHOE"
 SHOE_ACTIVE = "SHOE_ACTIVE"
 SUSPENDED = "SUSPENDED"
 NOT_SUSPENDED = "NOT_SUSPENDED"
 BAD_INPUT = "BAD_INPUT"
+DECISION_NOT_ALLOWED = "DECISION_NOT_ALLOWED"
 
 ERRORS = (
     UNEXPECTED_CARD,
@@ -50,8 +65,16 @@ ERRORS = (
     CARD_WHILE_SUSPENDED,
     SCANNER_FAULT,
     STATION_RESTART,
+    DECISION_MISSING,
 )
-REJECTIONS = (NO_ACTIVE_SHOE, SHOE_ACTIVE, SUSPENDED, NOT_SUSPENDED, BAD_INPUT)
+REJECTIONS = (
+    NO_ACTIVE_SHOE,
+    SHOE_ACTIVE,
+    SUSPENDED,
+    NOT_SUSPENDED,
+    BAD_INPUT,
+    DECISION_NOT_ALLOWED,
+)
 
 #: What each code means, for people: the dashboard banner, the terminal, the journal.
 EXPLANATIONS: dict[str, str] = {
@@ -64,11 +87,15 @@ EXPLANATIONS: dict[str, str] = {
     CARD_WHILE_SUSPENDED: "a card came out while the table was suspended",
     SCANNER_FAULT: "the card reader failed or was disconnected",
     STATION_RESTART: "the station restarted during the shoe; cards may have come out unseen",
+    DECISION_MISSING: "a card came out while a hand's option waited for its decision (the "
+    "card is held: resume with the decision to place it)",
     NO_ACTIVE_SHOE: "no shoe is in play: start a shoe first",
     SHOE_ACTIVE: "a shoe is already in play: end it first",
     SUSPENDED: "the table is suspended: a supervisor must resume it or void the round",
     NOT_SUSPENDED: "the table is not suspended",
     BAD_INPUT: "not a valid event",
+    DECISION_NOT_ALLOWED: "that hand cannot decide that now (not its turn, or the rules or "
+    "an earlier decision say otherwise)",
 }
 
 
@@ -79,7 +106,7 @@ class Verdict(TypedDict):
     error: str | None
     role: str | None
     round: int | None
-    result: RoundResult | None
+    result: GameResult | None
     voided_round: int | None
 
 
@@ -110,18 +137,14 @@ def bad_input() -> Verdict:
     return _fail(BAD_INPUT)
 
 
-#: The roles of a round's cards, in a supervisor's words.
-ROLE_WORDS = {
-    "P1": "player first card",
-    "B1": "banker first card",
-    "P2": "player second card",
-    "B2": "banker second card",
-    "P3": "player third card",
-    "B3": "banker third card",
-}
+#: What `due` is while a hand's option waits for its decision.
+DECISION = ev.DECISION
 
-# The next role in a round after each of the first cards; after B2 the tableau decides.
-_NEXT_ROLE = {"P1": "B1", "B1": "P2", "P2": "B2"}
+#: The roles of a round's cards in a supervisor's words, every game's (a role code means
+#: the same card in every game that has it).
+ROLE_WORDS: dict[str, str] = {
+    role: words for game in GAMES.values() for role, words in game.role_words.items()
+}
 
 #: What the table waits for (`Table.due`) in a supervisor's words; None: suspended.
 DUE_WORDS: dict[str | None, str] = {
@@ -130,20 +153,22 @@ DUE_WORDS: dict[str | None, str] = {
     "burn_reveal": "burn reveal card",
     "burn": "burn card",
     "close_bets": "close bets",
+    DECISION: "a hand's decision (draw or stand)",
 }
 DUE_WORDS.update(ROLE_WORDS.items())
 
 #: The events a dealer or supervisor chooses to send (`Table.actions` says which of them
 #: the table would act on now).
-ACTIONS = (ev.SHOE, ev.CLOSE_BETS, ev.RESUME, ev.VOID, ev.END_SHOE)
+ACTIONS = (ev.SHOE, ev.CLOSE_BETS, ev.RESUME, ev.VOID, ev.END_SHOE, ev.DECISION)
 
 
 class Decision(NamedTuple):
     """A verdict and what the event did to the suspension, as the table itself saw it.
 
     `cleared`: the suspension in force before the event ended with it (resume, void,
-    end_shoe). `began`: a new suspension began with the event (the first error; also a
-    resume whose card is bad, which clears one suspension and begins the next).
+    end_shoe, a shoe after a `stop` cut). `began`: a new suspension began with the event
+    (the first error; also a resume whose card is bad, which clears one suspension and
+    begins the next).
     """
 
     verdict: Verdict
@@ -153,12 +178,41 @@ class Decision(NamedTuple):
 
 @dataclass(slots=True)
 class Round:
-    """A round in progress: its number, the cards placed so far and the role due next."""
+    """A round in progress: its number, the cards of each hand, what is due next, and
+    whose turn it is.
+
+    `cards` holds one list per hand of the game, in the game's hand order. `due` is the
+    role of the card due next, or `"decision"` while a hand's option waits. `turn` is the
+    index of the hand whose turn is open (-1 while the first cards are dealt); the turns
+    before it are over (each hand drew, with three cards, or stood).
+    """
 
     number: int
-    player: list[str] = field(default_factory=list)
-    banker: list[str] = field(default_factory=list)
-    due: str | None = "P1"
+    cards: tuple[list[str], ...]
+    due: str | None
+    turn: int = -1
+
+    @property
+    def player(self) -> list[str]:
+        """The first hand's cards (the player; tableau 1 in baccarat banque)."""
+        return self.cards[0]
+
+    @property
+    def banker(self) -> list[str]:
+        """The banker's cards (the last hand in every game)."""
+        return self.cards[-1]
+
+    def fixed(self, hand: int) -> bool | None:
+        """For a hand whose turn has come: whether it draws (True) or stands (False), as
+        the rules or its decision fixed it; None while its option waits."""
+        if hand < self.turn:
+            return len(self.cards[hand]) > 2
+        return None if self.due == DECISION else True
+
+    @property
+    def being_dealt(self) -> bool:
+        """At least one card placed (the first card always goes to the first hand)."""
+        return bool(self.cards[0])
 
 
 #: How many of the errors after the first a suspension keeps with their cards (the rest
@@ -205,24 +259,96 @@ def _requiring(keys: frozenset[str], rule: Rule) -> Rule:
     return checked
 
 
+_ABSENT = object()
+
+
 class Table:
-    """One baccarat table: shoes, burns, rounds, suspensions, as events arrive."""
+    """One baccarat table: shoes, burns, rounds, suspensions, as events arrive.
+
+    `game` is a game's name or a `Game`; `decks`, `cut_policy` and `burn` default to the
+    game's (`None`), as the spec's table of games says.
+    """
+
+    # Slots: the hot path reads a dozen attributes per card, and an instance dict of more
+    # than 30 keys loses CPython 3.11's fast attribute access (shared-key dicts).
+    __slots__ = (
+        "_banker",
+        "_banker_cells",
+        "_began",
+        "_cleared",
+        "_combination",
+        "_first_role",
+        "_hand_index",
+        "_handlers",
+        "_hands",
+        "_ponte",
+        "_steps",
+        "_thirds",
+        "burn",
+        "burned",
+        "burns_due",
+        "copies",
+        "cut_policy",
+        "cut_seen",
+        "decks",
+        "game",
+        "gated",
+        "in_play",
+        "last_round",
+        "previous_results",
+        "previous_voided",
+        "results",
+        "reveal_due",
+        "round",
+        "rounds_opened",
+        "shoes_started",
+        "suspension",
+        "unreadable",
+        "voided",
+    )
 
     def __init__(
         self,
-        decks: int = 8,
+        game: str | Game = "punto_banco",
+        decks: int | None = None,
         gated: bool = True,
-        cut_policy: CutPolicy = "one_more",
-        tableau: Tableau = PUNTO_BANCO,
+        cut_policy: CutPolicy | None = None,
+        burn: Burn | None = None,
     ) -> None:
-        if decks < 1:
-            raise ValueError(f"decks must be at least 1, got {decks}")
+        self.game: Game = game_named(game)
+        decks = self.game.decks if decks is None else decks
+        cut_policy = self.game.cut_policy if cut_policy is None else cut_policy
+        burn = self.game.burn if burn is None else burn
+        if type(decks) is not int or decks < 1:
+            raise ValueError(f"decks must be at least 1, got {decks!r}")
         if cut_policy not in CUT_POLICIES:
             raise ValueError(f"cut_policy must be one of {CUT_POLICIES}, got {cut_policy!r}")
+        if burn not in BURNS:
+            raise ValueError(f"burn must be one of {BURNS}, got {burn!r}")
         self.decks = decks
         self.gated = gated
-        self.cut_policy = cut_policy
-        self.tableau = tableau
+        self.cut_policy: CutPolicy = cut_policy
+        self.burn: Burn = burn
+        game_ = self.game
+        # The deal as a lookup: each role -> (its hand's index, the role due after it, or
+        # None when the turns decide); `decision` -> (-1, None): a card at an option.
+        steps: dict[str, tuple[int, str | None]] = {}
+        for i, (role, hand) in enumerate(game_.deal):
+            following = game_.deal[i + 1][0] if i + 1 < len(game_.deal) else None
+            steps[role] = (hand, following)
+        for hand, role in enumerate(game_.thirds):
+            steps[role] = (hand, None)
+        steps[DECISION] = (-1, None)
+        self._steps = steps
+        self._first_role = game_.deal[0][0]
+        # The game's tables, at hand for the turns.
+        self._hands = len(game_.hands)
+        self._banker = game_.banker_index
+        self._thirds = game_.thirds
+        self._ponte = game_.ponte
+        self._banker_cells = game_.banker
+        self._combination = game_.combination
+        self._hand_index = {name: i for i, name in enumerate(game_.hands)}
         self.shoes_started = 0
         self.in_play = False
         # Set where a suspension begins or ends; `decide` reads and resets them (`apply`
@@ -231,7 +357,7 @@ class Table:
         self._cleared = False
         # The shoe before this one, kept when a shoe starts: the dashboard still shows its
         # rounds and roads until the new shoe has a result (replay rebuilds it too).
-        self.previous_results: list[RoundResult] = []
+        self.previous_results: list[GameResult] = []
         self.previous_voided: list[int] = []
         self._reset_shoe()
         # The rule of each type of the vocabulary (`station.core.events`), with the keys
@@ -246,6 +372,7 @@ class Table:
             ev.END_SHOE: self._end_shoe,
             ev.FAULT: self._fault,
             ev.RESTART: self._restart,
+            ev.DECISION: self._decision,
         }
         self._handlers = {
             kind: _requiring(ev.VOCABULARY[kind].required - {"type"}, rule)
@@ -255,7 +382,7 @@ class Table:
     def _reset_shoe(self) -> None:
         self.copies: dict[str, int] = {}
         self.unreadable = 0
-        self.reveal_due = True
+        self.reveal_due = self.burn == "reveal"
         self.burns_due = 0
         self.burned: list[str] = []
         self.rounds_opened = 0
@@ -263,7 +390,7 @@ class Table:
         self.suspension: Suspension | None = None
         self.cut_seen = False
         self.last_round: int | None = None
-        self.results: list[RoundResult] = []
+        self.results: list[GameResult] = []
         self.voided: list[int] = []
 
     # -- the one entry point -------------------------------------------------------------
@@ -290,6 +417,26 @@ class Table:
         """The event types this table has a rule for (the vocabulary's, checked by tests)."""
         return frozenset(self._handlers)
 
+    def bad_input_reason(self, event: object) -> str | None:
+        """Why `event` is not a valid event at this table, in words that say what to send
+        (the vocabulary's reason, or a `decision` naming a hand this game does not have,
+        or a resume's malformed `decision`); None when it is one."""
+        reason = ev.bad_input_reason(event)
+        if reason is not None or type(event) is not dict:
+            return reason
+        hands = ", ".join(self.game.hands)
+        if event.get("type") == ev.DECISION and self._parse_decision(event) is None:
+            return f'the "hand" of a decision at {self.game.title} must be one of {hands}, or null'
+        if event.get("type") == ev.RESUME and event.get("decision") is not None:
+            if self._parse_decision(event["decision"]) is None:
+                return (
+                    'a resume\'s "decision" must be an object {"hand": ..., "draw": true|false} '
+                    f"(hand one of {hands}, or null)"
+                )
+            if event.get("card") is not None and self.held is not None:
+                return "a card is held: resume with the decision only (no card) to place it"
+        return None
+
     # -- read-only views -----------------------------------------------------------------
 
     @property
@@ -301,9 +448,18 @@ class Table:
         """Cards that physically left the shoe in play: identified ones and unreadable ones."""
         return sum(self.copies.values()) + self.unreadable
 
+    @property
+    def held(self) -> str | None:
+        """The card held by DECISION_MISSING (placed by a resume with the decision)."""
+        susp = self.suspension
+        if susp is None or susp.code != DECISION_MISSING:
+            return None
+        return susp.card  # type: ignore[return-value]  # a canonical code: it was counted
+
     def due(self) -> str | None:
         """What the table waits for next, as a code: `shoe`, `burn_reveal`, `burn`,
-        `close_bets`, a card role (`P1`..`B3`), or None while suspended (a supervisor)."""
+        `close_bets`, a card role of the game (`P1`..`B3`, `T1.1`..`B.3`), `decision` (a
+        hand's option), or None while suspended (a supervisor)."""
         if not self.in_play:
             return "shoe"
         if self.suspension is not None:
@@ -315,26 +471,61 @@ class Table:
         rnd = self.round
         if rnd is not None and rnd.due is not None:
             return rnd.due
-        return "close_bets" if self.gated else "P1"
+        return "close_bets" if self.gated else self._first_role
+
+    def option(self) -> dict[str, Any] | None:
+        """The option waiting for its decision (also while suspended: a supervisor's resume
+        may carry the decision), or None: the hand, its two-card total and the question in
+        words (for the banker, what it plays against)."""
+        rnd = self.round
+        if rnd is None or rnd.due != DECISION:
+            return None
+        game, turn = self.game, rnd.turn
+        hand = game.hands[turn]
+        total = _two_card_total(rnd.cards[turn])
+        against = ""
+        if turn == game.banker_index:
+            sides = []
+            for i, cards in enumerate(rnd.cards[:-1]):
+                if len(cards) == 2 and _two_card_total(cards) >= 8:
+                    continue  # settled by its natural
+                word = game.hand_words[game.hands[i]]
+                if len(cards) > 2:
+                    sides.append(f"{word}'s third card {POINTS[cards[2]]}")
+                else:
+                    sides.append(f"{word} standing")
+            against = " against " + " and ".join(sides)
+        words = f"{game.hand_words[hand]}: option on {total}{against}, draw or stand?"
+        return {"hand": hand, "total": total, "words": words}
 
     def expecting(self) -> str:
         """What the station waits for next, in the words a supervisor uses."""
         due = self.due()
         if due == "burn":
             return f"burn card ({self.burns_due} to go)"
+        if due == DECISION:
+            option = self.option()
+            assert option is not None  # due says an option waits
+            words: str = option["words"]
+            return words
+        if due is not None and due in self.game.role_words:
+            return self.game.role_words[due]
         return DUE_WORDS[due]
 
     def actions(self) -> tuple[str, ...]:
         """Which of `ACTIONS` the table would act on now rather than reject or ignore: a
         shoe when none is in play; close_bets when it is due; resume while suspended; void
-        while suspended or with a round in progress; end_shoe while a shoe is in play."""
+        while suspended or with a round in progress; end_shoe while a shoe is in play; a
+        decision while an option waits for it (not suspended)."""
         suspended = self.suspension is not None
+        rnd = self.round
         allowed = {
             "shoe": not self.in_play,
             "close_bets": self.in_play and not suspended and self.due() == "close_bets",
             "resume": suspended,
-            "void": suspended or self.round is not None,
+            "void": suspended or rnd is not None,
             "end_shoe": self.in_play,
+            "decision": not suspended and rnd is not None and rnd.due == DECISION,
         }
         return tuple(a for a in ACTIONS if allowed[a])
 
@@ -351,6 +542,8 @@ class Table:
     def _shoe(self, event: Mapping[str, Any]) -> Verdict:
         if self.in_play:
             return _fail(SHOE_ACTIVE)
+        if self.suspension is not None:  # it outlived its shoe (a `stop` cut): cleared
+            self._cleared = True
         self.previous_results, self.previous_voided = self.results, self.voided
         self._reset_shoe()
         self.in_play = True
@@ -400,27 +593,39 @@ class Table:
         rnd = self.round
         if rnd is None:
             if self.gated:
-                return self._suspend(
-                    BURN_EXCESS if self.rounds_opened == 0 else UNEXPECTED_CARD, card
-                )
+                excess = self.rounds_opened == 0 and self.burn == "reveal"
+                return self._suspend(BURN_EXCESS if excess else UNEXPECTED_CARD, card)
             rnd = self._open_round()
         return self._place(rnd, card)
 
     def _place(self, rnd: Round, card: str) -> Verdict:
-        """Give `card` the role due in `rnd`, then work out what is due next."""
+        """Give `card` the role due in `rnd`, then work out what is due next (the deal's
+        next role, or the turns: the game's verdict on each hand in order)."""
         role = rnd.due
-        assert role is not None  # a round in progress always has a card due
-        if role[0] == "P":
-            rnd.player.append(card)
-        else:
-            rnd.banker.append(card)
-        if role in _NEXT_ROLE:
-            rnd.due = _NEXT_ROLE[role]
-        else:
-            rnd.due = self._third_card_due(rnd, role)
-        result: RoundResult | None = None
-        if rnd.due is None:
-            result = round_result(rnd.number, rnd.player, rnd.banker)
+        hand, following = self._steps[role]  # type: ignore[index]  # in progress: a role
+        if following is not None:  # P1 B1 P2: the deal goes on
+            rnd.cards[hand].append(card)
+            rnd.due = following
+            return {
+                "ok": True,
+                "error": None,
+                "role": role,
+                "round": rnd.number,
+                "result": None,
+                "voided_round": None,
+            }
+        if hand < 0:  # an option waits for its decision: the card is held
+            return self._suspend(DECISION_MISSING, card)
+        rnd.cards[hand].append(card)
+        # The first cards all placed: the turns begin; else a third card ends its turn.
+        complete = self._begin_turns(rnd) if rnd.turn < 0 else self._walk(rnd, hand + 1)
+        result: GameResult | None = None
+        if complete:  # `_complete`, inline on the hot path
+            cards = rnd.cards
+            if self._banker == 1:
+                result = round_result(rnd.number, cards[0], cards[1])
+            else:
+                result = banque_result(rnd.number, *cards)
             self.results.append(result)
             self.round = None
             if self.last_round == rnd.number:
@@ -434,25 +639,76 @@ class Table:
             "voided_round": None,
         }
 
-    def _third_card_due(self, rnd: Round, placed: str) -> str | None:
-        """The tableau: after B2 and after P3, which third card (if any) is due."""
-        if placed == "B3":
-            return None
-        player, banker = rnd.player, rnd.banker
-        bt = (POINTS[banker[0]] + POINTS[banker[1]]) % 10
-        t = self.tableau
-        if placed == "P3":
-            return "B3" if t.banker_draws(bt, POINTS[player[2]]) else None
-        pt = (POINTS[player[0]] + POINTS[player[1]]) % 10
-        if t.is_natural(pt, bt):
-            return None
-        if t.player_draws(pt):
-            return "P3"
-        return "B3" if t.banker_draws(bt, None) else None
+    def _begin_turns(self, rnd: Round) -> bool:
+        """Naturals after the first cards: a banker natural, or naturals on every ponte
+        hand, end the round (True); a natural on one tableau settles it (its turn will pass
+        at once: the ponte rule says F at 8 and 9). Else the turns, from the first hand."""
+        cards = rnd.cards
+        hand = cards[-1]
+        if (POINTS[hand[0]] + POINTS[hand[1]]) % 10 >= 8:
+            return True
+        for hand in cards[:-1]:
+            if (POINTS[hand[0]] + POINTS[hand[1]]) % 10 < 8:
+                return self._walk(rnd, 0)
+        return True  # a natural on every ponte hand
+
+    def _walk(self, rnd: Round, turn: int) -> bool:
+        """Open the turns from `turn` on, asking the game: F passes at once, M makes the
+        hand's third card due, O waits for the decision. True: no turn waits, the round
+        is complete. Only `rnd.turn` and `rnd.due` change (a dry run may pass a copy)."""
+        cards = rnd.cards
+        banker = self._banker
+        while turn < banker:  # a ponte hand: the ponte rule on its two-card total
+            hand = cards[turn]
+            verdict = self._ponte[(POINTS[hand[0]] + POINTS[hand[1]]) % 10]
+            if verdict != "F":
+                rnd.turn = turn
+                rnd.due = self._thirds[turn] if verdict == "M" else DECISION
+                return False
+            turn += 1
+        if turn > banker:
+            return True  # the banker's turn is over too
+        # The banker: its cell against the ponte hand (third card, or S when it stood).
+        hand = cards[banker]
+        row = self._banker_cells[(POINTS[hand[0]] + POINTS[hand[1]]) % 10]
+        if banker == 1:
+            ponte = cards[0]
+            verdict = row[STOOD if len(ponte) == 2 else POINTS[ponte[2]]]
+        else:
+            verdict = self._against_tableaux(cards, row)
+        if verdict == "F":
+            return True
+        rnd.turn = banker
+        rnd.due = self._thirds[banker] if verdict == "M" else DECISION
+        return False
+
+    def _against_tableaux(self, cards: tuple[list[str], ...], row: str) -> str:
+        """The banker's cells (its row) against each live tableau (not settled by a
+        natural), combined by the game's table."""
+        verdict = ""
+        for hand in cards[:-1]:
+            if len(hand) == 2 and (POINTS[hand[0]] + POINTS[hand[1]]) % 10 >= 8:
+                continue  # a tableau settled by its natural
+            cell = row[POINTS[hand[2]] if len(hand) > 2 else STOOD]
+            verdict = self._combination[verdict, cell] if verdict else cell
+        return verdict
+
+    def _complete(self, rnd: Round) -> GameResult:
+        cards = rnd.cards
+        if self._banker == 1:
+            result: GameResult = round_result(rnd.number, cards[0], cards[1])
+        else:
+            result = banque_result(rnd.number, *cards)
+        self.results.append(result)
+        self.round = None
+        if self.last_round == rnd.number:
+            self.in_play = False
+        return result
 
     def _open_round(self) -> Round:
         self.rounds_opened += 1
-        self.round = Round(self.rounds_opened)
+        hands: tuple[list[str], ...] = ([], [], []) if self._hands == 3 else ([], [])
+        self.round = Round(self.rounds_opened, hands, self._first_role)
         return self.round
 
     def _suspend(self, code: str, card: object = None) -> Verdict:
@@ -470,9 +726,15 @@ class Table:
             return _ok()  # only the first cut card of a shoe counts
         self.cut_seen = True
         rnd = self.round
-        if rnd is None:
+        if self.cut_policy == "stop":
+            if rnd is not None:
+                self.last_round = rnd.number  # being dealt or not, it is the last
+            else:  # between rounds or during the burn: the shoe is finished now
+                self.last_round = self.rounds_opened or None
+                self.in_play = False
+        elif rnd is None:
             self.last_round = self.rounds_opened + 1  # the next round to be opened
-        elif rnd.player and self.cut_policy == "one_more":
+        elif rnd.cards[0] and self.cut_policy == "one_more":
             self.last_round = rnd.number + 1
         else:
             self.last_round = rnd.number  # last_round policy, or no card placed yet
@@ -499,15 +761,115 @@ class Table:
             "voided_round": None,
         }
 
+    # -- decisions -----------------------------------------------------------------------
+
+    def _parse_decision(self, decision: object) -> tuple[int | None, bool] | None:
+        """A decision's hand (its index; None: the hand whose turn it is) and draw, or None
+        when it is malformed (not an object, a hand this game has not, a draw that is
+        not a boolean). Other keys are ignored."""
+        if type(decision) is not dict:
+            return None
+        draw = decision.get("draw", _ABSENT)
+        if type(draw) is not bool:
+            return None
+        hand = decision.get("hand")
+        if hand is None:
+            return None, draw
+        index = self._hand_index.get(hand) if type(hand) is str else None
+        return None if index is None else (index, draw)
+
+    def _judge(self, hand: int | None, draw: bool) -> int:
+        """The index of the hand a decision goes to, or -1 when it is DECISION_NOT_ALLOWED:
+        no round being dealt, its first cards not all placed, the hand not yet at its turn,
+        or a decision against what the rules (or an earlier decision) fixed for it."""
+        rnd = self.round
+        if rnd is None or rnd.turn < 0:
+            return -1
+        index = rnd.turn if hand is None else hand
+        if index > rnd.turn:
+            return -1
+        fixed = rnd.fixed(index)
+        if fixed is not None and fixed is not draw:
+            return -1
+        return index
+
+    def _completes(self, rnd: Round, hand: int) -> bool:
+        """Whether standing at `hand`'s option would complete the round (every later turn
+        passes at once)."""
+        return self._walk(Round(rnd.number, rnd.cards, rnd.due, rnd.turn), hand + 1)
+
+    def _take_decision(self, rnd: Round, hand: int, draw: bool) -> Verdict:
+        """Apply an allowed decision: at the hand's option it draws (its third card is due)
+        or stands (the next turns open); elsewhere it only agrees and changes nothing."""
+        verdict = _ok()
+        verdict["round"] = rnd.number
+        if rnd.fixed(hand) is None:
+            if draw:
+                rnd.due = self.game.thirds[hand]
+            elif self._walk(rnd, hand + 1):
+                verdict["result"] = self._complete(rnd)
+        return verdict
+
+    def _decision(self, event: Mapping[str, Any]) -> Verdict:
+        parsed = self._parse_decision(event)
+        if parsed is None:
+            return _fail(BAD_INPUT)
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        if self.suspension is not None:
+            return _fail(SUSPENDED)
+        hand = self._judge(*parsed)
+        if hand < 0:
+            return _fail(DECISION_NOT_ALLOWED)
+        assert self.round is not None  # judged: a round is being dealt
+        return self._take_decision(self.round, hand, parsed[1])
+
+    # -- supervisor actions ----------------------------------------------------------------
+
     def _resume(self, event: Mapping[str, Any]) -> Verdict:
         if self.suspension is None:
             return _fail(NOT_SUSPENDED)
-        self.suspension = None
-        self._cleared = True
         card = event.get("card")
+        decision = event.get("decision")
+        if decision is not None:
+            return self._resume_deciding(decision, card)
+        if card is not None and not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)  # a `stop` cut finished the shoe: nothing changes
+        self.suspension = None  # a held card, as every flagged card, is discarded
+        self._cleared = True
         if card is None:
             return _ok()
         return self._card_out(card)
+
+    def _resume_deciding(self, decision: object, card: object) -> Verdict:
+        """A resume with a decision, checked in the spec's order; refused whole, or the
+        suspension cleared, the decision taken, then the held card (or the resume's card)."""
+        parsed = self._parse_decision(decision)
+        held = self.held
+        if parsed is None or (card is not None and held is not None):
+            return _fail(BAD_INPUT)
+        if not self.in_play:
+            return _fail(NO_ACTIVE_SHOE)
+        hand = self._judge(*parsed)
+        if hand < 0:
+            return _fail(DECISION_NOT_ALLOWED)
+        rnd = self.round
+        assert rnd is not None  # judged: a round is being dealt
+        draw = parsed[1]
+        answers = rnd.fixed(hand) is None
+        if held is not None or card is not None:
+            if held is not None and not answers:
+                return _fail(DECISION_NOT_ALLOWED)  # it must answer the waiting option
+            if answers and not draw and self._completes(rnd, hand):
+                return _fail(DECISION_NOT_ALLOWED)  # the card would have no place
+        self.suspension = None
+        self._cleared = True
+        verdict = self._take_decision(rnd, hand, draw)
+        if held is not None:  # as if it just came out: counted once, when it did
+            return self._place(rnd, held)
+        if card is not None:
+            return self._card_out(card)
+        return verdict
 
     def _void(self, event: Mapping[str, Any]) -> Verdict:
         if self.suspension is not None:
@@ -535,3 +897,8 @@ class Table:
 
     def _restart(self, event: Mapping[str, Any]) -> Verdict:
         return self._suspend(STATION_RESTART) if self.in_play else _ok()
+
+
+def _two_card_total(cards: list[str]) -> int:
+    """A hand's total on its first two cards (what the drawing rules read)."""
+    return (POINTS[cards[0]] + POINTS[cards[1]]) % 10

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.core.events import bad_input_reason, not_json_reason
+from station.core.events import not_json_reason
 from station.core.table import BAD_INPUT, EXPLANATIONS, Table
 
 CHUNK = 256 * 1024
@@ -34,7 +34,7 @@ def verdict_lines(
     not renumbered), so an output row points at its input line.
     """
     loads, dumps, decode_error = orjson.loads, orjson.dumps, orjson.JSONDecodeError
-    apply = table.apply
+    apply, bad_input_reason = table.apply, table.bad_input_reason
     bad = BAD_INPUT
     pending = b""
     seq = 0

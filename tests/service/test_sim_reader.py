@@ -34,8 +34,8 @@ EXPECTED_ERRORS = {"UNREADABLE_CARD", "SCANNER_FAULT"}
 class TableSink:
     """The station in miniature: each event straight into a real `Table`, snapshot after."""
 
-    def __init__(self, decks: int = 1) -> None:
-        self.table = Table(decks=decks)
+    def __init__(self, decks: int = 1, game: str = "punto_banco") -> None:
+        self.table = Table(game=game, decks=decks)
         self.log: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.since: int | None = None
         self.snap = take(self.table, 0, "t", None)
@@ -80,6 +80,24 @@ def test_the_bot_deals_shoes_by_the_rules() -> None:
     resumed_cards = [e for e, v in sink.log if e["type"] == "resume" and "card" in e]
     assert all(v["ok"] for e, v in sink.log if e["type"] in ("resume", "void"))
     assert resumed_cards  # an unreadable card read by eye
+
+
+@pytest.mark.parametrize("game", ["chemin_de_fer", "baccarat_banque"])
+def test_the_bot_deals_the_cercle_games_and_takes_the_options(game: str) -> None:
+    sink, bot = TableSink(decks=1, game=game), SimReader(settings=FAST)
+    play(bot, sink, 600)
+    errors = [v["error"] for _, v in sink.log if v["error"]]
+    assert set(errors) <= EXPECTED_ERRORS, errors
+    assert (
+        sink.table.shoes_started >= 2
+        and len(sink.table.results) + len(sink.table.previous_results) > 5
+    )
+    decisions = [(e, v) for e, v in sink.log if e["type"] == "decision"]
+    assert decisions and all(v["ok"] for _, v in decisions)
+    assert {e["draw"] for e, _ in decisions} == {True, False}
+    assert {e["actor"] for e, _ in decisions} == {"demo-dealer"}
+    roles = {v["role"] for e, v in sink.log if e["type"] == "card" and v["ok"]}
+    assert ("T1.1" in roles) == (game == "baccarat_banque") and "burn" not in roles
 
 
 def test_the_supervisor_waits_and_lets_others_act_first() -> None:

@@ -41,6 +41,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "end_shoe": dict(ev.end_shoe()),
     "fault": dict(ev.fault()),
     "restart": dict(ev.restart()),
+    "decision": dict(ev.decision(True)),
 }
 
 
@@ -121,7 +122,7 @@ def test_senders() -> None:
             assert entry.confirm and "?" in entry.confirm, kind
     assert {k for k, e in VOCABULARY.items() if e.role is None} == {"restart"}
     assert dict(EVENT_ROLES) == {k: e.role for k, e in VOCABULARY.items() if e.role}
-    assert sorted(READER_TYPES) == ["card", "cut", "fault"]
+    assert sorted(READER_TYPES) == ["card", "cut", "decision", "fault"]
     assert set(VOCABULARY) - DEMO_BOT_TYPES == {"restart"}  # it reads, deals and supervises
 
 
