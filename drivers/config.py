@@ -381,6 +381,17 @@ class ReaderConfig(Section):
     )
     no_read: str = Field("NR", description="what the shoe sends for a card it could not read")
     cut_card: str = Field("CUT", description="what the shoe sends for the cut card")
+    decision_draw: str | None = Field(
+        None,
+        description="what the shoe sends when the hand whose option waits draws (its "
+        '"card" button, e.g. "CARTE"), for chemin de fer and baccarat banque; none: '
+        "decisions come only through the API",
+    )
+    decision_stand: str | None = Field(
+        None,
+        description='what the shoe sends when that hand stands (e.g. "NON"); set with '
+        "decision_draw",
+    )
     max_frame: int = Field(
         64,
         ge=1,
@@ -516,6 +527,29 @@ class ReaderConfig(Section):
                 )
         if self.no_read.strip() == self.cut_card.strip():
             raise Problem("cut_card", f"must differ from no_read ({self.no_read!r})")
+        if (self.decision_draw is None) != (self.decision_stand is None):
+            missing = "decision_stand" if self.decision_stand is None else "decision_draw"
+            raise Problem(
+                missing,
+                "set decision_draw and decision_stand together (what the shoe sends for "
+                '"card" and for "no card"), or neither',
+            )
+        taken = {"no_read": self.no_read.strip(), "cut_card": self.cut_card.strip()}
+        for key in ("decision_draw", "decision_stand"):
+            token = getattr(self, key)
+            if token is None:
+                continue
+            if not token.strip():
+                raise Problem(key, "cannot be empty (an empty line would then be a decision)")
+            card = codec.decode(token.strip())
+            if card is not None:
+                raise Problem(
+                    key, f"{token!r} reads as {card} with codec {self.codec!r}; pick another"
+                )
+            for other, value in taken.items():
+                if token.strip() == value:
+                    raise Problem(key, f"must differ from {other} ({value!r})")
+            taken[key] = token.strip()
         return self
 
     def line_settings(self) -> str:

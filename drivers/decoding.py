@@ -1,4 +1,6 @@
-"""What a reader's frame means at the table: a card, the cut card, or an unreadable card.
+"""What a reader's frame means at the table: a card, the cut card, a hand's decision (a
+shoe's draw / stand buttons, `[reader] decision_draw` / `decision_stand`), or an
+unreadable card.
 
 Pure, like the framers, so the pair can be fuzzed together: every frame that is not a
 known payload becomes `{"type": "card", "card": None}` with its bytes (`raw`, hex) and
@@ -23,6 +25,13 @@ class FrameDecoder:
         self.suffix = config.suffix
         self.no_read = config.no_read.strip()
         self.cut_card = config.cut_card.strip()
+        #: The payloads of the shoe's decision buttons: payload -> draw (none if unset).
+        self.decisions: dict[str, bool] = {}
+        if config.decision_draw is not None and config.decision_stand is not None:
+            self.decisions = {
+                config.decision_draw.strip(): True,
+                config.decision_stand.strip(): False,
+            }
 
     def event(self, frame: Frame) -> dict[str, Any] | None:
         """The table event for `frame`; None for the `tail` of an over-long line (already
@@ -48,6 +57,10 @@ class FrameDecoder:
             return unreadable(frame.raw, f"the reader sent no-read ({self.no_read})")
         if text == self.cut_card:
             return {"type": "cut", "raw": frame.raw.hex(), "actor": "reader"}
+        if text in self.decisions:
+            # No hand: the decision goes to the hand whose turn it is (games.md, Decisions).
+            draw = self.decisions[text]
+            return {"type": "decision", "draw": draw, "raw": frame.raw.hex(), "actor": "reader"}
         card = self.codec.decode(text)
         if card is None:
             return unreadable(frame.raw, f"{text!r} is no card for codec {self.codec.name}")

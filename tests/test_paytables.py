@@ -49,7 +49,12 @@ EXPECTED = {
 
 
 def test_shipped_tables_are_listed() -> None:
-    assert paytables.available() == ["no_commission", "traditional"]
+    assert paytables.available() == [
+        "baccarat_banque",
+        "chemin_de_fer",
+        "no_commission",
+        "traditional",
+    ]
 
 
 def test_traditional_pays_what_the_issue_says() -> None:

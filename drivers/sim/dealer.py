@@ -57,7 +57,35 @@ there is no `close_bets` to check), so no station could flag it, and asking for 
   have come out unseen, so the round cannot be finished correctly), else `resume`.
 
 Faults that take a card out of the shoe (`extra_third`, `over_burn`, `early_card`,
-`while_suspended`) are only injected while enough cards remain to finish the shoe.
+`while_suspended`) are only injected while enough cards remain to finish the shoe (and,
+at cut policy `stop`, not when the card would bring out the cut card between rounds,
+which finishes the shoe at once).
+
+Games (games.md): `punto_banco` as above; `chemin_de_fer` and `baccarat_banque` (the
+cercle games: 6 decks, burn `none`, cut policy `stop` unless told otherwise) have
+options. At a hand's option (O) the hand draws with the chance `option_draw` (a seeded
+stream of its own) and the dealer records it as
+`{"type": "decision", "hand": ..., "draw": ...}` (sometimes without `hand`, which means
+the hand whose turn it is) before any card moves. The dealer reads the ponte rule, the
+banker's cells and the two-tableaux rule from its own tables (`PONTE`, `BANKER_CELLS`
+below), never from the station's. At a burn `none` table `short_burn` and `over_burn`
+cannot happen (no burn) and `early_card` before round 1 is UNEXPECTED_CARD. Two more
+faults, for the games with options only (punto banco has none: a decision there only
+confirms what the tableau fixes):
+
+- `decision_missing` (each option): the dealer draws the card without recording the
+  hand's decision. The station: DECISION_MISSING, the card is held. Supervisor:
+  `resume` with the hand's decision (`"decision": {...}`), which places the held card
+  where it is then due; when that is at the next hand's option the resume is
+  DECISION_MISSING again and the supervisor resumes with that hand's decision too.
+  When the decision would complete the round (the held card is due nowhere) the
+  supervisor resumes plainly (the card is set aside) and the dealer records the
+  decision. An unreadable card there is resumed with the decision and the card read by
+  eye.
+- `refused_decision` (each turn that waits): the dealer records a decision the rules
+  forbid: standing where the hand must draw (M, or after deciding to draw), or drawing
+  for a hand that stood (F, or on a natural). The station: DECISION_NOT_ALLOWED (a
+  rejection: nothing changes, nobody needs to act).
 
 Determinism: all randomness comes from one `random.Random(seed)`. It seeds two streams:
 one shuffles the shoes, the other decides the faults, so a seed gives the same first shoe
@@ -66,9 +94,11 @@ whatever the fault rates, and the same arguments give the same stream, event for
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from drivers.sim.shoe import (
     CUT_CARD,
@@ -85,17 +115,96 @@ from station.core.table import (
     BURN_EXCESS,
     BURN_INCOMPLETE,
     CARD_WHILE_SUSPENDED,
-    CUT_POLICIES,
     EXCESS_COPIES,
     MISSING_CARD,
     SCANNER_FAULT,
     UNEXPECTED_CARD,
     UNREADABLE_CARD,
-    CutPolicy,
 )
 
 #: An event of the vocabulary (`station.core.events`) with the dealer's extra keys.
 Event = Mapping[str, Any]
+
+#: The codes of games.md's decisions, spelled here from the spec (the dealer's own reading).
+DECISION_MISSING = "DECISION_MISSING"
+DECISION_NOT_ALLOWED = "DECISION_NOT_ALLOWED"
+
+CutPolicy = Literal["one_more", "last_round", "stop"]
+CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round", "stop")
+Burn = Literal["reveal", "none"]
+BURNS: tuple[Burn, ...] = ("reveal", "none")
+
+
+@dataclass(frozen=True)
+class GameDeal:
+    """How the dealer deals a game (games.md), in the dealer's own words."""
+
+    name: str
+    hands: tuple[str, ...]  # turn order: the ponte(s) first, the banker last
+    first: tuple[tuple[str, str], ...]  # (role, hand) of the first cards, in deal order
+    decks: int
+    burn: Burn
+    cut_policy: CutPolicy
+    options: bool  # whether a hand may have an option (so decisions to record)
+
+
+#: The games the dealer deals, keyed by name (punto banco first).
+DEALS: dict[str, GameDeal] = {
+    deal.name: deal
+    for deal in (
+        GameDeal(
+            "punto_banco",
+            ("player", "banker"),
+            (("P1", "player"), ("B1", "banker"), ("P2", "player"), ("B2", "banker")),
+            8,
+            "reveal",
+            "one_more",
+            False,
+        ),
+        GameDeal(
+            "chemin_de_fer",
+            ("player", "banker"),
+            (("P1", "player"), ("B1", "banker"), ("P2", "player"), ("B2", "banker")),
+            6,
+            "none",
+            "stop",
+            True,
+        ),
+        GameDeal(
+            "baccarat_banque",
+            ("tableau1", "tableau2", "banker"),
+            (
+                ("T1.1", "tableau1"),
+                ("T2.1", "tableau2"),
+                ("B.1", "banker"),
+                ("T1.2", "tableau1"),
+                ("T2.2", "tableau2"),
+                ("B.2", "banker"),
+            ),
+            6,
+            "none",
+            "stop",
+            True,
+        ),
+    )
+}
+GAME_NAMES = tuple(DEALS)
+
+#: The ponte's verdict on its two-card total (games.md, "Ponte rule"): 0-4 M, 5 O, 6-7 F.
+PONTE = "MMMMMOFF"
+#: The banker's cell: its two-card total -> the verdict against a ponte's third card
+#: 0..9, then (index 10) against a ponte that stood.
+BANKER_CELLS = {
+    0: "MMMMMMMMMMM",
+    1: "MMMMMMMMMMM",
+    2: "MMMMMMMMMMM",
+    3: "MMMMMMMMFOM",
+    4: "FFMMMMMMFFM",
+    5: "FFFFOMMMFFM",
+    6: "FFFFFFMMFFF",
+    7: "FFFFFFFFFFF",
+}
+_STOOD = 10
 
 #: The fault names, in the order the docs list them (the `--faults` keys).
 FAULTS = (
@@ -109,8 +218,14 @@ FAULTS = (
     "while_suspended",
     "disconnect",
 )
+#: The faults at an option, for the games that have options (see the module docstring).
+OPTION_FAULTS = ("decision_missing", "refused_decision")
+#: Every fault name, in the order the docs list them.
+ALL_FAULTS = FAULTS + OPTION_FAULTS
 #: Faults that only a gated table can detect (see the module docstring).
 GATED_ONLY = frozenset({"extra_third", "missing_third", "short_burn", "over_burn", "early_card"})
+#: Faults that need a burn (`burn = "reveal"`).
+BURN_ONLY = frozenset({"short_burn", "over_burn"})
 #: The error code(s) each fault makes the station give.
 FAULT_ERRORS: dict[str, tuple[str, ...]] = {
     "extra_third": (UNEXPECTED_CARD,),
@@ -122,6 +237,8 @@ FAULT_ERRORS: dict[str, tuple[str, ...]] = {
     "foreign": (EXCESS_COPIES,),
     "while_suspended": (CARD_WHILE_SUSPENDED,),
     "disconnect": (SCANNER_FAULT,),
+    "decision_missing": (DECISION_MISSING,),
+    "refused_decision": (DECISION_NOT_ALLOWED,),
 }
 
 _HAND_ROLES = ("P1", "B1", "P2", "B2")
@@ -131,31 +248,49 @@ class FaultSpecError(ValueError):
     """A `--faults` spec or a `faults` mapping that names no fault or has a bad rate."""
 
 
-def applicable_faults(gated: bool) -> tuple[str, ...]:
-    """The faults a table with this gating can detect, hence the ones worth injecting."""
-    return FAULTS if gated else tuple(f for f in FAULTS if f not in GATED_ONLY)
+def _deal_of(game: str) -> GameDeal:
+    try:
+        return DEALS[game]
+    except KeyError:
+        raise ValueError(f"unknown game {game!r} (games: {', '.join(GAME_NAMES)})") from None
 
 
-def parse_faults(spec: str, gated: bool = True) -> dict[str, float]:
+def applicable_faults(
+    gated: bool, game: str = "punto_banco", burn: Burn | None = None
+) -> tuple[str, ...]:
+    """The faults a table with this gating, game and burn can detect, hence the ones worth
+    injecting (`burn` None: the game's)."""
+    deal = _deal_of(game)
+    names = ALL_FAULTS if deal.options else FAULTS
+    unfit = set() if gated else set(GATED_ONLY)
+    if (deal.burn if burn is None else burn) == "none":
+        unfit |= BURN_ONLY
+    return tuple(f for f in names if f not in unfit)
+
+
+def parse_faults(
+    spec: str, gated: bool = True, game: str = "punto_banco", burn: Burn | None = None
+) -> dict[str, float]:
     """`"unreadable=0.02,foreign=0.1"` or `"all=0.05"` (later entries win) -> rates.
 
     `all` sets every fault the table can detect (for an ungated table, the faults that
-    are not gated only). Raises FaultSpecError naming the valid fault names.
+    are not gated only; without a burn, not the burn's; the option faults only in a game
+    with options). Raises FaultSpecError naming the valid fault names.
     """
     rates: dict[str, float] = {}
-    valid = f"valid names: all, {', '.join(FAULTS)}"
+    valid = f"valid names: all, {', '.join(ALL_FAULTS)}"
     if not spec.strip():
         raise FaultSpecError(f"empty fault spec; write NAME=RATE[,NAME=RATE...] ({valid})")
     for part in spec.split(","):
         name, sep, value = (s.strip() for s in part.partition("="))
         if not sep or not name:
             raise FaultSpecError(f"{part.strip()!r} is not NAME=RATE ({valid})")
-        if name != "all" and name not in FAULTS:
+        if name != "all" and name not in ALL_FAULTS:
             raise FaultSpecError(f"unknown fault {name!r} ({valid})")
         rate = _rate(name, value)
-        for fault in applicable_faults(gated) if name == "all" else (name,):
+        for fault in applicable_faults(gated, game, burn) if name == "all" else (name,):
             rates[fault] = rate
-    check_faults(rates, gated)
+    check_faults(rates, gated, game, burn)
     return rates
 
 
@@ -171,27 +306,51 @@ def _rate(name: str, value: object) -> float:
     return rate
 
 
-def check_faults(faults: Mapping[str, float], gated: bool) -> dict[str, float]:
-    """Validated rates: known names, rates in 0..1, no gated-only fault at an ungated table.
+def check_faults(
+    faults: Mapping[str, float],
+    gated: bool,
+    game: str = "punto_banco",
+    burn: Burn | None = None,
+) -> dict[str, float]:
+    """Validated rates: known names, rates in 0..1, and only faults this table can detect
+    (no gated-only fault at an ungated table, no burn fault without a burn, no option
+    fault in punto banco).
 
     A key `all` sets every fault this table can detect; named faults override it.
     """
+    deal = _deal_of(game)
     rates: dict[str, float] = {}
     if "all" in faults:
-        rates = dict.fromkeys(applicable_faults(gated), _rate("all", faults["all"]))
+        rates = dict.fromkeys(applicable_faults(gated, game, burn), _rate("all", faults["all"]))
     for name, value in faults.items():
         if name == "all":
             continue
-        if name not in FAULTS:
-            raise FaultSpecError(f"unknown fault {name!r} (valid names: all, {', '.join(FAULTS)})")
+        if name not in ALL_FAULTS:
+            raise FaultSpecError(
+                f"unknown fault {name!r} (valid names: all, {', '.join(ALL_FAULTS)})"
+            )
         rates[name] = _rate(name, value)
+    asked = sorted(n for n, r in rates.items() if r > 0)
+    fits = applicable_faults(gated, game, burn)
     if not gated:
-        undetectable = sorted(n for n, r in rates.items() if r > 0 and n in GATED_ONLY)
+        undetectable = [n for n in asked if n in GATED_ONLY]
         if undetectable:
             raise FaultSpecError(
                 f"{', '.join(undetectable)} cannot be detected at an ungated table (the card or "
-                f"close_bets is legal there); ungated faults: {', '.join(applicable_faults(False))}"
+                f"close_bets is legal there); ungated faults: {', '.join(fits)}"
             )
+    no_burn = [n for n in asked if n in BURN_ONLY and n not in fits]
+    if no_burn:
+        raise FaultSpecError(
+            f"{', '.join(no_burn)} cannot happen at a table with burn none (there is no "
+            f"burn); faults here: {', '.join(fits)}"
+        )
+    no_option = [n for n in asked if n in OPTION_FAULTS and not deal.options]
+    if no_option:
+        raise FaultSpecError(
+            f"{', '.join(no_option)} need a game with options (chemin_de_fer, "
+            f"baccarat_banque); {game} has none"
+        )
     return rates
 
 
@@ -199,36 +358,68 @@ class _RoundVoided(Exception):
     """The supervisor voided the round being dealt: the dealer abandons it."""
 
 
+class _ShoeFinished(Exception):
+    """At cut policy `stop` the cut card came out with no round in progress: the shoe is
+    finished at once and the dealer stops dealing it."""
+
+
+#: The state of a hand's turn in a game with options: not reached yet, its third card due,
+#: its option waiting for the decision, over (it stood or drew).
+_WAIT, _CARD, _ASK, _OVER = "wait", "card", "ask", "over"
+
+
 class Dealer:
     """Deals shoes by the rules (and by its mistakes), producing replay-format events.
 
-    The dealer keeps its own account of the table (burn, rounds, cut card, copies out)
-    from the rules data; `deal_shoe` plays one `VirtualShoe` from `shoe` until the shoe
-    is finished by the rules (or, with `rounds`, ended early by the supervisor).
+    The dealer keeps its own account of the table (burn, rounds, cut card, copies out,
+    turns and options) from the rules data; `deal_shoe` plays one `VirtualShoe` from
+    `shoe` until the shoe is finished by the rules (or, with `rounds`, ended early by
+    the supervisor).
     """
 
     def __init__(
         self,
         rng: random.Random | int,
-        decks: int = 8,
+        decks: int | None = None,
         gated: bool = True,
-        cut_policy: CutPolicy = "one_more",
+        cut_policy: CutPolicy | None = None,
         faults: Mapping[str, float] | None = None,
         rounds: int | None = None,
         tableau: Tableau = PUNTO_BANCO,
+        game: str = "punto_banco",
+        burn: Burn | None = None,
+        option_draw: float = 0.5,
+        options: random.Random | int | None = None,
     ) -> None:
+        deal = _deal_of(game)
+        cut_policy = deal.cut_policy if cut_policy is None else cut_policy
+        burn = deal.burn if burn is None else burn
         if cut_policy not in CUT_POLICIES:
             raise ValueError(f"cut_policy must be one of {CUT_POLICIES}, got {cut_policy!r}")
+        if burn not in BURNS:
+            raise ValueError(f"burn must be one of {BURNS}, got {burn!r}")
         if rounds is not None and rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds}")
-        self.decks = decks
+        if not 0.0 <= option_draw <= 1.0:  # also refuses NaN
+            raise ValueError(f"option_draw must be a chance in 0..1, got {option_draw!r}")
+        self.deal = deal
+        self.game = game
+        self.decks = deal.decks if decks is None else decks
         self.gated = gated
-        self.cut_policy = cut_policy
+        self.cut_policy: CutPolicy = cut_policy
+        self.burn: Burn = burn
         self.rounds = rounds
         self.tableau = tableau
-        # Fault decisions only; shoes are shuffled by their own rng.
+        self.option_draw = option_draw
+        # Fault decisions only; shoes are shuffled by their own rng, options by theirs.
         self._rng = rng if isinstance(rng, random.Random) else random.Random(rng)
-        self._rates = {n: r for n, r in check_faults(faults or {}, gated).items() if r > 0}
+        if not isinstance(options, random.Random):
+            if options is None:  # punto banco has no option: its fault stream stays as it was
+                options = self._rng.getrandbits(64) if deal.options else 0
+            options = random.Random(options)
+        self._options = options
+        rates = check_faults(faults or {}, gated, game, burn)
+        self._rates = {n: r for n, r in rates.items() if r > 0}
         self._out: list[Event] = []
         self._start(None)
 
@@ -241,8 +432,9 @@ class Dealer:
         self._rounds_opened = 0
         self._rounds_done = 0
         self._number: int | None = None  # the round in progress
-        self._player: list[str] = []
-        self._banker: list[str] = []
+        self._hands: dict[str, list[str]] = {hand: [] for hand in self.deal.hands}
+        self._turn: dict[str, str] = {}
+        self._naturals: list[str] = []
         self._last_round: int | None = None
         self._finished = False
 
@@ -250,14 +442,18 @@ class Dealer:
         """The events of one shoe, from `shoe` to its last round (batched per round)."""
         self._start(shoe)
         self._emit(ev.shoe(actor="dealer"))
-        self._burn()
+        if self.burn == "reveal":
+            with contextlib.suppress(_ShoeFinished):  # the cut card finished the shoe
+                self._burn()
         yield from self._flush()
+        play = self._options_round if self.deal.options else self._round
         while not self._finished:
             if self.rounds is not None and self._rounds_done >= self.rounds:
                 self._emit(ev.end_shoe(actor="supervisor"))
                 self._finished = True
             else:
-                self._round()
+                with contextlib.suppress(_ShoeFinished):
+                    play()
             yield from self._flush()
 
     def _flush(self) -> list[Event]:
@@ -276,16 +472,28 @@ class Dealer:
             assert self._shoe is not None
             if self._shoe.cards_left - cards < MIN_CUT_DEPTH:
                 return False
+            if self.cut_policy == "stop" and self._number is None and self._shoe.next_is_cut:
+                return False  # the cut card would finish the shoe before the card came out
         return self._rng.random() < rate
+
+    def _being_dealt(self) -> bool:
+        """A round is being dealt: it is in progress and has a placed card."""
+        return any(self._hands.values())
 
     # -- cards out of the shoe -----------------------------------------------------------
 
     def _take(self) -> str:
-        """The next card out of the shoe; the reader reports the cut card on the way."""
+        """The next card out of the shoe; the reader reports the cut card on the way.
+
+        Raises _ShoeFinished when the cut card finishes the shoe (policy `stop`, no round
+        in progress): the card behind it stays in the shoe.
+        """
         assert self._shoe is not None
         item = self._shoe.draw()
         if item == CUT_CARD:
             self._cut()
+            if self._finished:
+                raise _ShoeFinished
             item = self._shoe.draw()
         return item
 
@@ -297,11 +505,17 @@ class Dealer:
             self._exhausted.append(card)
 
     def _cut(self) -> None:
-        """The cut card came out: which round is the last (spec: The shoe, item 4)."""
+        """The cut card came out: which round is the last (spec: The shoe, item 4; games.md:
+        cut policy `stop`)."""
         self._emit(ev.cut(actor="reader"))
-        if self._number is None:  # burn, between rounds (ungated: no card placed yet)
+        if self.cut_policy == "stop":
+            if self._number is None:
+                self._finished = True  # no round in progress: the shoe is finished at once
+            else:
+                self._last_round = self._number
+        elif self._number is None:  # burn, between rounds (ungated: no card placed yet)
             self._last_round = self._rounds_opened + 1
-        elif self._player and self.cut_policy == "one_more":
+        elif self._being_dealt() and self.cut_policy == "one_more":
             self._last_round = self._number + 1
         else:  # policy last_round, or betting closed and no card placed yet
             self._last_round = self._number
@@ -323,11 +537,10 @@ class Dealer:
                 ev.card(card, actor="reader", fault="while_suspended", expect=CARD_WHILE_SUSPENDED)
             )
 
-    def _deal(self) -> str:
-        """Draw the card that is due and have the station see it; faults may strike first.
-
-        Raises _RoundVoided when the supervisor voids the round being dealt.
-        """
+    def _before_card(self) -> None:
+        """Faults that strike before the card due comes out: the reader drops off, or a
+        foreign card comes out first. Raises _RoundVoided when the supervisor voids the
+        round being dealt."""
         if self._chance("disconnect"):
             self._emit(
                 ev.fault(
@@ -335,7 +548,7 @@ class Dealer:
                 )
             )
             self._suspended()
-            if self._player:
+            if self._being_dealt():
                 self._void()
             self._emit(ev.resume(actor="supervisor"))
         if self._exhausted and self._chance("foreign"):
@@ -344,6 +557,13 @@ class Dealer:
             self._emit(ev.card(card, actor="reader", fault="foreign", expect=EXCESS_COPIES))
             self._suspended()
             self._emit(ev.resume(actor="supervisor"))
+
+    def _deal(self) -> str:
+        """Draw the card that is due and have the station see it; faults may strike first.
+
+        Raises _RoundVoided when the supervisor voids the round being dealt.
+        """
+        self._before_card()
         card = self._take()
         if self._chance("unreadable"):
             self._emit(ev.card(None, actor="reader", fault="unreadable", expect=UNREADABLE_CARD))
@@ -365,8 +585,9 @@ class Dealer:
 
     def _end_round(self) -> None:
         self._number = None
-        self._player = []
-        self._banker = []
+        self._hands = {hand: [] for hand in self.deal.hands}
+        self._turn = {}
+        self._naturals = []
         self._rounds_done += 1
 
     # -- the shoe's steps ----------------------------------------------------------------
@@ -388,11 +609,16 @@ class Dealer:
         if self.gated and self._chance("over_burn", cards=1):
             self._stray("over_burn", BURN_EXCESS)
 
+    def _early_card(self) -> None:
+        """Gated: the round's first card may come out before betting closed."""
+        if self._chance("early_card", cards=1):
+            before_round_1 = not self._rounds_opened and self.burn == "reveal"
+            self._stray("early_card", BURN_EXCESS if before_round_1 else UNEXPECTED_CARD)
+
     def _round(self) -> None:
-        """One round: betting closes, P1 B1 P2 B2, third cards by the tableau."""
+        """One round of punto banco: betting closes, P1 B1 P2 B2, third cards by the tableau."""
         if self.gated:
-            if self._chance("early_card", cards=1):
-                self._stray("early_card", UNEXPECTED_CARD if self._rounds_opened else BURN_EXCESS)
+            self._early_card()
             self._emit(ev.close_bets(actor="dealer"))
             self._open()
         try:
@@ -410,7 +636,12 @@ class Dealer:
                 thirds = self._third_cards_due()
         except _RoundVoided:
             return
-        stood = len(self._player) == 2 or len(self._banker) == 2
+        player, banker = self._hands["player"], self._hands["banker"]
+        stood = len(player) == 2 or len(banker) == 2
+        self._round_over(stood)
+
+    def _round_over(self, stood: bool) -> None:
+        """The round is complete: the shoe may be finished, else an extra card may follow."""
         last = self._is_last()
         self._end_round()
         if last:
@@ -429,13 +660,13 @@ class Dealer:
         if role[0] == "P":
             if role == "P1" and not self.gated:
                 self._open()  # ungated: the first card placed opens the round
-            self._player.append(card)
+            self._hands["player"].append(card)
         else:
-            self._banker.append(card)
+            self._hands["banker"].append(card)
 
     def _third_cards_due(self) -> str:
         """After the first four cards: the third card due by the tableau, or ""."""
-        player, banker, t = self._player, self._banker, self.tableau
+        player, banker, t = self._hands["player"], self._hands["banker"], self.tableau
         if len(banker) == 3:
             return ""
         bt = (POINTS[banker[0]] + POINTS[banker[1]]) % 10
@@ -448,25 +679,221 @@ class Dealer:
             return "P3"
         return "B3" if t.banker_draws(bt, None) else ""
 
+    # -- the games with options (chemin de fer, baccarat banque) ------------------------
+
+    def _options_round(self) -> None:
+        """One round of a game with options: the first cards, then each hand's turn in
+        order (M: its third card; O: the hand's decision, recorded, then maybe the card)."""
+        if self.gated:
+            self._early_card()
+            self._emit(ev.close_bets(actor="dealer"))
+            self._open()
+        try:
+            for index, (_, first) in enumerate(self.deal.first):
+                card = self._deal()
+                if index == 0 and not self.gated:
+                    self._open()  # ungated: the first card placed opens the round
+                self._hands[first].append(card)
+            self._start_turns()
+            while (hand := self._open_turn()) is not None:
+                if self._chance("refused_decision"):
+                    self._refused(hand)
+                if self._turn[hand] == _CARD:
+                    self._third(hand)
+                else:
+                    self._option(hand)
+        except _RoundVoided:
+            return
+        self._round_over(any(len(cards) == 2 for cards in self._hands.values()))
+
+    def _total(self, hand: str, cards: int = 3) -> int:
+        return sum(POINTS[c] for c in self._hands[hand][:cards]) % 10
+
+    def _start_turns(self) -> None:
+        """The first cards are placed: naturals, then the first turn opens."""
+        self._naturals = [h for h in self.deal.hands if self._total(h, 2) >= 8]
+        pontes = [h for h in self.deal.hands if h != "banker"]
+        if len(pontes) == 2:  # baccarat banque: a banker natural, or both tableaux, end it
+            over = "banker" in self._naturals or len(self._naturals) == 2
+        else:
+            over = bool(self._naturals)
+        self._turn = {hand: _OVER if over else _WAIT for hand in self.deal.hands}
+        self._pass_turns()
+
+    def _verdict(self, hand: str) -> str:
+        """M, F or O for the hand's turn (games.md), from the dealer's own tables."""
+        if hand in self._naturals:
+            return "F"  # a tableau settled by its natural stands, as at F
+        two = self._total(hand, 2)
+        if hand != "banker":
+            return PONTE[two]
+        cells = []
+        for ponte in self.deal.hands[:-1]:
+            if ponte in self._naturals:
+                continue  # settled: not live
+            third = self._hands[ponte][2:]
+            cells.append(BANKER_CELLS[two][POINTS[third[0]] if third else _STOOD])
+        if len(cells) == 1:
+            return cells[0]
+        may_draw, may_stand = "F" not in cells, "M" not in cells
+        if may_draw != may_stand:
+            return "M" if may_draw else "F"
+        return "O"  # both allowed, or the tableaux pull different ways: the banker's choice
+
+    def _pass_turns(self) -> None:
+        """Open the next turn that waits; F turns (and settled tableaux) pass at once."""
+        for hand in self.deal.hands:
+            state = self._turn[hand]
+            if state in (_CARD, _ASK):
+                return
+            if state == _OVER:
+                continue
+            verdict = self._verdict(hand)
+            if verdict == "F":
+                self._turn[hand] = _OVER
+                continue
+            self._turn[hand] = _CARD if verdict == "M" else _ASK
+            return
+
+    def _open_turn(self) -> str | None:
+        """The hand whose turn waits (for a card or a decision); None: the round is over."""
+        return next((h for h in self.deal.hands if self._turn[h] in (_CARD, _ASK)), None)
+
+    def _decision(self, hand: str, draw: bool, named: bool | None = None) -> dict[str, Any]:
+        """The decision as the event and a resume carry it: the hand named, or sometimes
+        left out (the hand whose turn it is)."""
+        if named is None:
+            named = self._options.random() >= 0.25
+        return {"hand": hand, "draw": draw} if named else {"draw": draw}
+
+    def _record(self, hand: str, draw: bool, **extra: Any) -> None:
+        self._emit({"type": "decision", **self._decision(hand, draw), "actor": "dealer", **extra})
+
+    def _decide(self, hand: str, draw: bool) -> None:
+        """Apply the decision of the hand whose option waits."""
+        if draw:
+            self._turn[hand] = _CARD
+        else:
+            self._turn[hand] = _OVER
+            self._pass_turns()
+
+    def _refused(self, waiting: str) -> None:
+        """A decision the rules forbid: stand where the card is due, or draw for a hand
+        that stood (also on a natural)."""
+        choices = [(h, True) for h in self.deal.hands if self._turn[h] == _OVER
+                   and len(self._hands[h]) == 2]  # fmt: skip
+        if self._turn[waiting] == _CARD:
+            choices.append((waiting, False))
+        if not choices:
+            return
+        hand, draw = self._rng.choice(choices)
+        event = {"type": "decision", "hand": hand, "draw": draw, "actor": "dealer"}
+        if hand == waiting and self._rng.random() < 0.5:
+            del event["hand"]  # no hand: the turn that waits, which is this hand's
+        self._emit({**event, "fault": "refused_decision", "expect": DECISION_NOT_ALLOWED})
+
+    def _third(self, hand: str) -> None:
+        """The hand's third card is due (M, or it decided to draw)."""
+        if self.gated and not self._is_last() and self._chance("missing_third"):
+            self._emit(ev.close_bets(actor="dealer", fault="missing_third", expect=MISSING_CARD))
+            self._suspended()
+            self._emit(ev.resume(actor="supervisor"))
+        self._hands[hand].append(self._deal())
+        self._turn[hand] = _OVER
+        self._pass_turns()
+
+    def _option(self, hand: str) -> None:
+        """The hand's option: it draws with the chance `option_draw`; the dealer records the
+        decision (or forgets to, and draws the card)."""
+        draw = self._options.random() < self.option_draw
+        if self._chance("decision_missing"):
+            self._unannounced(hand, draw)
+            return
+        self._record(hand, draw)
+        self._decide(hand, draw)
+
+    def _unannounced(self, hand: str, draw: bool) -> None:
+        """A card out at an option with no decision: held (DECISION_MISSING), or flagged as
+        unreadable; the supervisor resumes with the hand's decision, which places the card
+        where it is then due (maybe held again at the next option)."""
+        self._before_card()
+        card = self._take()
+        carried = self._chance("unreadable")
+        if carried:
+            self._emit(ev.card(None, actor="reader", fault="unreadable", expect=UNREADABLE_CARD))
+        else:
+            self._emit(
+                ev.card(card, actor="reader", fault="decision_missing", expect=DECISION_MISSING)
+            )
+        self._count(card)
+        self._suspended()
+        while True:
+            shown = card if carried else None  # the resume carries the card read by eye
+            if draw:
+                decision = self._decision(hand, True)
+                self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
+                self._turn[hand] = _CARD
+                self._hands[hand].append(card)
+                self._turn[hand] = _OVER
+                self._pass_turns()
+                return
+            self._turn[hand] = _OVER
+            self._pass_turns()
+            after = self._open_turn()
+            if after is None:
+                # The decision would complete the round: no resume may carry it while a card
+                # is held (or carried). The supervisor resumes plainly, the card is set
+                # aside, and the dealer records the decision.
+                self._emit(ev.resume(actor="supervisor"))
+                self._record(hand, False)
+                return
+            decision = self._decision(hand, False)
+            if self._turn[after] == _CARD:
+                self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
+                self._hands[after].append(card)
+                self._turn[after] = _OVER
+                self._pass_turns()
+                return
+            # The next hand's option waits too: the card is held again.
+            self._emit(
+                ev.resume(
+                    shown,
+                    decision=decision,
+                    actor="supervisor",
+                    fault="decision_missing",
+                    expect=DECISION_MISSING,
+                )
+            )
+            self._suspended()
+            hand, draw, carried = after, self._options.random() < self.option_draw, False
+
 
 def simulate(
     seed: int,
-    decks: int = 8,
+    decks: int | None = None,
     shoes: int = 1,
     cut_depth: CutDepth = DEFAULT_CUT_DEPTH,
     faults: Mapping[str, float] | None = None,
     gated: bool = True,
-    cut_policy: CutPolicy = "one_more",
+    cut_policy: CutPolicy | None = None,
     rounds: int | None = None,
+    game: str = "punto_banco",
+    burn: Burn | None = None,
+    option_draw: float = 0.5,
 ) -> Iterator[Event]:
     """The events of `shoes` shoes dealt by a simulated dealer, reproducible from `seed`.
 
-    `cut_depth` is the number of cards behind the cut card (int) or that fraction of the
-    shoe (float in 0..1); `faults` maps fault names to rates (see the module docstring;
-    a key `all` sets every fault this table can detect, named faults override it);
-    `rounds` caps the rounds of each shoe, after which the supervisor ends the shoe.
-    Arguments are checked before the first event (ValueError / FaultSpecError).
+    `game` is one of GAME_NAMES; `decks`, `cut_policy` and `burn` default to the game's
+    (punto banco: 8, one_more, reveal; the cercle games: 6, stop, none). `cut_depth` is
+    the number of cards behind the cut card (int) or that fraction of the shoe (float
+    in 0..1); `faults` maps fault names to rates (see the module docstring; a key `all`
+    sets every fault this table can detect, named faults override it); `rounds` caps
+    the rounds of each shoe, after which the supervisor ends the shoe; `option_draw` is
+    the chance that a hand with an option draws. Arguments are checked before the first
+    event (ValueError / FaultSpecError).
     """
+    deal = _deal_of(game)
+    decks = deal.decks if decks is None else decks
     if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
         raise ValueError(f"decks must be a whole number of at least 1, got {decks!r}")
     if shoes < 0:
@@ -481,6 +908,10 @@ def simulate(
         cut_policy=cut_policy,
         faults=faults,
         rounds=rounds,
+        game=game,
+        burn=burn,
+        option_draw=option_draw,
+        options=random.Random(root.getrandbits(64)),
     )
     return _shoes(dealer, shuffles, shoes, cut_depth)
 

@@ -3,9 +3,14 @@
 The simulated dealer (`drivers.sim.dealer`) decides the stream; the rig plays the
 reader's part of it (cards, the cut card, the reader dropping off) as the bytes a real
 shoe reader sends, with the configured codec and framing, into a pty that the real
-serial driver reads. What is not a byte on a serial line (the dealer's `shoe` and
-`close_bets`, the supervisor's `resume`, `void`, `end_shoe`) goes to the station's
-`POST /api/events`, or is skipped when no station is given.
+serial driver reads. At a chemin de fer or baccarat banque table, a shoe with decision
+buttons (`[reader] decision_draw` / `decision_stand`) sends the dealer's decisions down
+the line too, without a hand (the station gives each to the hand whose turn it is); a
+decision that breaks the rules on purpose (a `refused_decision` fault, which may name a
+hand that is not at its turn) goes to the API with its hand, as from the dashboard. What
+is not a byte on a serial line (the dealer's `shoe` and `close_bets`, the supervisor's
+`resume`, `void`, `end_shoe`) goes to the station's `POST /api/events`, or is skipped
+when no station is given.
 
 On top of the dealer's faults the rig adds `garbled`: a card whose frame is corrupted
 on the line (a bad block check, or a byte that is not ASCII), which the station must
@@ -20,7 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -41,10 +46,15 @@ class RigError(RuntimeError):
     """The rig cannot go on (the station refused an event, or cannot be reached)."""
 
 
-def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
-    """`--faults`: the dealer's faults (as `station simulate` reads them) and the rig's own,
-    in one mapping of rates. `all=RATE` applies to both. Raises ValueError (a
-    `FaultSpecError` for the dealer's part) saying what is wrong."""
+def parse_rig_faults(
+    spec: str | None,
+    gated: bool = True,
+    game: str = "punto_banco",
+    burn: Literal["reveal", "none"] | None = None,
+) -> dict[str, float]:
+    """`--faults`: the dealer's faults (as `station simulate` reads them for this game and
+    burn) and the rig's own, in one mapping of rates. `all=RATE` applies to both. Raises
+    ValueError (a `FaultSpecError` for the dealer's part) saying what is wrong."""
     from drivers.sim.dealer import parse_faults
 
     if spec is None:
@@ -66,7 +76,7 @@ def parse_rig_faults(spec: str | None, gated: bool = True) -> dict[str, float]:
         if name not in RIG_FAULTS:
             dealer.append(part)
     if dealer:
-        rates.update(parse_faults(",".join(dealer), gated))
+        rates.update(parse_faults(",".join(dealer), gated, game, burn))
     return rates
 
 
@@ -116,14 +126,35 @@ class ShoeEncoder:
         self.config = config
         self.codec = codec if codec is not None else make_codec(config.codec)
 
+    def on_the_line(self, event: Event) -> bool:
+        """Whether the shoe sends `event` (else the dealer or supervisor does, by the API):
+        what its reader reports, and with decision buttons the dealer's decisions that
+        follow the rules (the button has no hand: the station takes the turn that waits)."""
+        if event.get("actor") == "reader":
+            return True
+        return (
+            event["type"] == "decision"
+            and self.config.decision_draw is not None
+            and "fault" not in event
+        )
+
     def frame(self, payload: str) -> bytes:
         config = self.config
         return encode_frame(config.framing, payload.encode("ascii"), config.prefix, config.suffix)
 
     def encode(self, event: Event) -> bytes:
-        """A card, the cut card, a no-read (`card: null`), or a garbled card's frame."""
+        """A card, the cut card, a decision (the shoe's draw / stand button), a no-read
+        (`card: null`), or a garbled card's frame."""
         if event["type"] == "cut":
             return self.frame(self.config.cut_card)
+        if event["type"] == "decision":
+            payload = self.config.decision_draw if event["draw"] else self.config.decision_stand
+            if payload is None:
+                raise RigError(
+                    "this shoe has no decision buttons: set [reader] decision_draw and "
+                    "decision_stand (or --decision-draw/--decision-stand)"
+                )
+            return self.frame(payload)
         if "garbled" in event:
             return self.garble(self.frame(self.codec.encode(event["garbled"])))
         if event.get("card") is None:
@@ -193,7 +224,7 @@ class Rig:
                 self._pause(played)
                 self.unplug()
                 row["via"] = "unplug"
-            elif event.get("actor") == "reader":
+            elif self.encoder.on_the_line(event):
                 data = self.encoder.encode(event)
                 self._pause(played)
                 self._wait_reader()

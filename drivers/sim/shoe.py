@@ -132,6 +132,11 @@ class VirtualShoe:
         return self._cards[index]
 
     @property
+    def next_is_cut(self) -> bool:
+        """Whether the next thing out of the shoe is the cut card."""
+        return self._next == self.cut_position
+
+    @property
     def cut_out(self) -> bool:
         """Whether the cut card has come out of the shoe."""
         return self._next > self.cut_position

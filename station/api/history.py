@@ -4,7 +4,9 @@ as replay JSON Lines, for the dashboard's download).
 The history is the published snapshot's (`TableSnapshot.results` and `voided`, taken by
 the writer after each commit), so it is always the journal's, as `station replay` of an
 export up to `seq` would give, without reading the journal back. The roads are worked
-out here, on request, once per published set of results (not on the writer's path).
+out here, on request, once per published set of results (not on the writer's path):
+punto banco's and chemin de fer's bead plate, big road and derived roads, or baccarat
+banque's bead plate per tableau (`station.core.roads.game_scoreboards`); `game` says which.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from starlette.requests import HTTPConnection
 from station.api.auth import require_read, require_ready
 from station.api.reads import MAX_SEQ
 from station.api.refusals import READ, refusals
-from station.core.results import GameResult
-from station.core.roads import scoreboards
+from station.core.results import RoundResult
+from station.core.roads import game_scoreboards
 from station.core.snapshot import TableSnapshot
 from station.live.journal import export_line, read_rows
 
@@ -43,16 +45,18 @@ class JournalLines(StreamingResponse):
 ROADS_KEPT = 2
 
 
-def roads_of(conn: HTTPConnection, results: tuple[GameResult, ...]) -> dict[str, Any]:
-    """The scoreboards of `results`, cached for the latest published results (the writer
-    shares one tuple between snapshots until a round ends, so most requests hit) and the
-    previous shoe's."""
+def roads_of(
+    conn: HTTPConnection, results: tuple[RoundResult, ...], game: str = "punto_banco"
+) -> dict[str, Any]:
+    """The scoreboards of `results` (a shoe of `game`), cached for the latest published
+    results (the writer shares one tuple between snapshots until a round ends, so most
+    requests hit) and the previous shoe's."""
     state = conn.app.state
-    cached: list[tuple[tuple[GameResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
+    cached: list[tuple[tuple[RoundResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
     for kept, roads in cached:
         if kept is results:
             return roads
-    roads = scoreboards(results)
+    roads = game_scoreboards(game, results)
     state.roads_cache = [(results, roads), *cached[: ROADS_KEPT - 1]]
     return roads
 
@@ -64,6 +68,7 @@ def shoe_history(
     (the shoe before, while this one has no result yet; else null)."""
     return {
         "seq": snapshot.seq,
+        "game": snapshot.game,
         "shoe": snapshot.shoes_started,
         "in_play": snapshot.in_play,
         "rounds": snapshot.results,
@@ -82,19 +87,22 @@ def previous_shoe(conn: HTTPConnection, snapshot: TableSnapshot) -> dict[str, An
         "shoe": snapshot.shoes_started - 1,
         "rounds": snapshot.previous_results,
         "voided": snapshot.previous_voided,
-        "roads": roads_of(conn, snapshot.previous_results),
+        "roads": roads_of(conn, snapshot.previous_results, snapshot.game),
     }
 
 
 @router.get("/api/history", responses=refusals(*READ))
 async def get_history(request: Request) -> dict[str, Any]:
-    """The shoe's rounds (cards, totals, winner, flags), voided rounds and roads, as of
-    journal row `seq`; until the shoe has a result, also the previous shoe's (`previous`)."""
+    """The shoe's rounds (cards, totals, winner or each tableau's outcome, flags), voided
+    rounds and roads (for `game`), as of journal row `seq`; until the shoe has a result,
+    also the previous shoe's (`previous`)."""
     station = require_ready(request)
     require_read(request)
     snapshot = station.snapshot
     return shoe_history(
-        snapshot, roads_of(request, snapshot.results), previous_shoe(request, snapshot)
+        snapshot,
+        roads_of(request, snapshot.results, snapshot.game),
+        previous_shoe(request, snapshot),
     )
 
 

@@ -8,6 +8,11 @@ whose edge is negative (the surveillance alert). Computed from the published sna
 (`[table] paytable`; `?paytable=` asks for a shipped one instead), plus the
 no-commission banker bet, and cached per journal seq. `paytable` in the answer is the
 name of the paytable used (what the dashboard shows).
+
+Odds are computed for punto banco only. At a chemin de fer or baccarat banque table the
+answer is still 200 (the dashboard polls it like any table's), with `offered: false`,
+`odds: null` and `reason` saying that odds are not offered for that game; `game` names the
+table's game in every answer.
 """
 
 from __future__ import annotations
@@ -101,15 +106,23 @@ async def get_odds(
         from station.core.paytables import load
 
         table = load(paytable)
-    found = round_composition(snapshot)
+    from station.core.odds import odds_offered
+
+    game = station.config.table.game
+    not_offered = odds_offered(game)
+    found = round_composition(snapshot) if not_offered is None else None
     answer: dict[str, Any] = {
         "seq": seq,
+        "game": game,
+        "offered": not_offered is None,
         "paytable": table.name,
         "odds": None,
         "betting_closed": snapshot.round is not None,
         "reason": None,
     }
-    if found is None:
+    if not_offered is not None:
+        answer["reason"] = not_offered
+    elif found is None:
         answer["reason"] = "no shoe in play"
     else:
         answer["cards"] = cards_counted(snapshot)

@@ -68,7 +68,7 @@ def add_paytable_option(parser: argparse.ArgumentParser, note: str = "") -> None
 def run(args: argparse.Namespace) -> int:
     import orjson
 
-    from station.core.odds import Analyzer, full_shoe, seed_bets
+    from station.core.odds import Analyzer, OddsNotOffered, full_shoe, seed_bets
     from station.core.paytables import PaytableError
     from station.core.paytables import load as load_paytable
 
@@ -82,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
             paytable = config.table.load_paytable()
         else:
             paytable = load_paytable(args.paytable or "traditional")
-    except PaytableError as exc:
+        analyzer = Analyzer(seed_bets(paytable))
+    except (PaytableError, OddsNotOffered) as exc:
         print(f"station odds: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    analyzer = Analyzer(seed_bets(paytable))
     out = sys.stdout
     if args.remaining is None:
         decks = args.decks

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
-from station.core.games import BURNS, GAME_NAMES, GAMES
-from station.core.table import CUT_POLICIES, Table
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
+from station.core.paytables import GAME_PAYTABLES
+from station.core.table import Table
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments or an unreadable file (argparse exits with 2 too)
@@ -34,25 +35,33 @@ def fraction(text: str) -> float:
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """--config, --decks, --ungated, --cut-policy: how the table is set up.
+    """--config, --game, --decks, --ungated, --burn, --cut-policy: how the table is set up.
 
     A flag given on the command line wins; otherwise the `[table]` section of --config;
-    otherwise the spec's defaults (8 decks, gated, one_more). Call `resolve_table_options`
-    before using them.
+    otherwise the game's defaults (punto banco: 8 decks, burn reveal, one_more; the cercle
+    games: 6 decks, no burn, stop). Call `resolve_table_options` before using them.
     """
     parser.add_argument(
         "--config",
         metavar="FILE",
         default=None,
-        help="take the [table] settings (decks, gated, cut_policy, paytable) from the "
-        "station's TOML config (default: none, the defaults below)",
+        help="take the [table] settings (game, decks, gated, burn, cut_policy, paytable) "
+        "from the station's TOML config (default: none, the defaults below)",
+    )
+    parser.add_argument(
+        "--game",
+        choices=GAME_NAMES,
+        default=None,
+        help="the game dealt; decks, burn, cut policy and paytable not given are its own "
+        "(default: [table] game of --config, else punto_banco)",
     )
     parser.add_argument(
         "--decks",
         type=positive_int,
         default=None,
         metavar="N",
-        help="52-card decks in the shoe (default: [table] decks of --config, else 8)",
+        help="52-card decks in the shoe (default: [table] decks of --config, else the "
+        "game's: 8 punto banco, 6 chemin de fer and baccarat banque)",
     )
     parser.add_argument(
         "--ungated",
@@ -63,78 +72,74 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "of --config, else gated)",
     )
     parser.add_argument(
+        "--burn",
+        choices=BURNS,
+        default=None,
+        help="reveal (the shoe's first card says how many to burn) or none (default: "
+        "[table] burn of --config, else the game's: reveal punto banco, none the others)",
+    )
+    parser.add_argument(
         "--cut-policy",
         choices=CUT_POLICIES,
         default=None,
         help="when the cut card comes out mid-round: one_more (one more round after it), "
-        "last_round (that round is the last) or stop (the round in progress is the last; "
-        "between rounds the shoe ends at once) (default: [table] cut_policy of --config, "
-        "else the game's: one_more for punto banco, stop for the cercle games)",
-    )
-
-
-def add_game_options(parser: argparse.ArgumentParser) -> None:
-    """--game and --burn (after `add_table_options`): the game the table plays and its
-    burn; --decks, --cut-policy and --burn default to the game's (shared/spec/games.md)."""
-    parser.add_argument(
-        "--game",
-        choices=GAME_NAMES,
-        default=None,
-        help="the game the table plays (default: [table] game of --config, else "
-        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy",
-    )
-    parser.add_argument(
-        "--burn",
-        choices=BURNS,
-        default=None,
-        help="reveal (the first card says how many to burn) or none (rounds start at once) "
-        "(default: [table] burn of --config, else the game's: reveal for punto banco, none "
-        "for the cercle games)",
+        "last_round (that round is the last) or stop (that round, if any, is the last) "
+        "(default: [table] cut_policy of --config, else the game's: one_more punto banco, "
+        "stop the others)",
     )
 
 
 def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     """Fill the table options not given on the command line from --config, then from the
-    defaults (the game's, for a command with `--game`). False (after saying why on
-    stderr) when the config cannot be used. A command with `--paytable` gets `[table]
-    paytable` the same way."""
-    decks: int | None = None
-    cut_policy: str | None = None
-    game: str | None = None
-    burn: str | None = None
-    gated, paytable = True, "traditional"
+    game's defaults. False (after saying why on stderr) when the config cannot be used.
+    A command with `--paytable` gets `[table] paytable` the same way. A `--game` other than
+    the config's takes that game's defaults, not the config's settings for its own game
+    (except gated, which every game has alike)."""
+    game = args.game or "punto_banco"
+    gated = True
     if args.config is not None:
         config = load_config(args, prog)
         if config is None:
             return False
-        decks, gated, cut_policy = config.table.decks, config.table.gated, config.table.cut_policy
-        paytable = config.table.paytable
-        # `[table] game` and `burn` (when the config knows them)
-        game, burn = getattr(config.table, "game", None), getattr(config.table, "burn", None)
+        gated = config.table.gated
+        if args.game is None or args.game == config.table.game:
+            game = config.table.game
+            defaults = {
+                "decks": config.table.decks,
+                "burn": config.table.burn,
+                "cut_policy": config.table.cut_policy,
+                "paytable": config.table.paytable,
+            }
+        else:
+            defaults = _game_defaults(args.game)
+    else:
+        defaults = _game_defaults(game)
+    args.game = game
     if getattr(args, "paytable", "") is None:
-        args.paytable = paytable
-    defaults = GAMES["punto_banco"]
-    if hasattr(args, "game"):
-        if args.game is None:
-            args.game = game or defaults.name
-        defaults = GAMES[args.game]
-        if args.burn is None:
-            args.burn = burn or defaults.burn
-    if args.decks is None:
-        args.decks = decks or defaults.decks
+        args.paytable = defaults["paytable"]
+    for key in ("decks", "burn", "cut_policy"):
+        if getattr(args, key) is None:
+            setattr(args, key, defaults[key])
     if args.ungated is None:
         args.ungated = not gated
-    if args.cut_policy is None:
-        args.cut_policy = cut_policy or defaults.cut_policy
     return True
 
 
+def _game_defaults(name: str) -> dict[str, object]:
+    game = GAMES[name]
+    return {
+        "decks": game.decks,
+        "burn": game.burn,
+        "cut_policy": game.cut_policy,
+        "paytable": GAME_PAYTABLES[name],
+    }
+
+
 def table_from_args(args: argparse.Namespace) -> Table:
-    """The table the options set up (a command without `--game` plays punto banco)."""
     return Table(
-        game=getattr(args, "game", None) or "punto_banco",
+        game=args.game,
         decks=args.decks,
         gated=not args.ungated,
         cut_policy=args.cut_policy,
-        burn=getattr(args, "burn", None),
+        burn=args.burn,
     )

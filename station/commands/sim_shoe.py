@@ -4,7 +4,9 @@ A hardware-in-the-loop rig with no hardware: the real serial driver (`[reader] u
 to the `--link` path) reads the cards from the pty; the dealer's and supervisor's
 events go to the station's API with `--station URL --token TOKEN` (a supervisor's or
 rig token), or are skipped (then start the shoe by hand and use an ungated table).
-One JSON line per event on stdout says what was done with it.
+At a cercle table (`--game`) the dealer's decisions go down the line as the shoe's
+decision payloads (`[reader] decision_draw` / `decision_stand`, or the flags), else to
+the API. One JSON line per event on stdout says what was done with it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
     add_table_options,
+    fraction,
     positive_int,
     resolve_table_options,
 )
@@ -59,6 +62,19 @@ READER_FLAGS = (
         "cut_card",
         "TEXT",
         "what the shoe sends for the cut card (default: [reader] cut_card, else CUT)",
+    ),
+    (
+        "decision_draw",
+        "TEXT",
+        "what the shoe sends when the hand whose option waits draws, e.g. CARTE: the "
+        "dealer's decisions then go down the line (default: [reader] decision_draw, else "
+        "none: decisions go to --station)",
+    ),
+    (
+        "decision_stand",
+        "TEXT",
+        "what the shoe sends when that hand stands, e.g. NON (default: [reader] "
+        "decision_stand, else none)",
     ),
 )
 
@@ -109,6 +125,14 @@ def add_parser(sub: Any) -> None:
     )
     add_table_options(p)
     p.add_argument(
+        "--option-draw",
+        type=fraction,
+        default=0.5,
+        metavar="P",
+        help="the chance that a hand with an option (chemin de fer, baccarat banque) draws; "
+        "seeded (default 0.5)",
+    )
+    p.add_argument(
         "--shoes", type=positive_int, default=1, metavar="N", help="shoes to deal (default 1)"
     )
     p.add_argument(
@@ -130,8 +154,8 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="SPEC",
         help="NAME=RATE[,...] or all=RATE, rates in 0..1 per chance: the faults of "
-        "`station simulate`, plus garbled (a card's frame corrupted on the line) "
-        "(default: none)",
+        "`station simulate` (decision_missing and refused_decision at a cercle table), "
+        "plus garbled (a card's frame corrupted on the line) (default: none)",
     )
     # --config (from add_table_options) also gives the [reader] table: how the shoe talks.
     reader = p.add_argument_group(
@@ -179,14 +203,14 @@ def run(args: argparse.Namespace) -> int:
     # The shoe talks as the station's [reader] expects; the flags below win.
     reader = station_config.reader if station_config is not None else None
     settings: dict[str, Any] = reader.model_dump(exclude={"camera", "sim"}) if reader else {}
-    for key in ("framing", "codec", "prefix", "suffix", "no_read", "cut_card"):
+    for key, _, _ in READER_FLAGS:
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     settings["driver"] = "serial"
     try:
         config = from_mapping(settings)
         cut_depth = DEFAULT_CUT_DEPTH if args.cut_depth is None else parse_cut_depth(args.cut_depth)
-        faults = parse_rig_faults(args.faults, gated)
+        faults = parse_rig_faults(args.faults, gated, args.game, args.burn)
         stream = rig_events(
             args.seed,
             faults,
@@ -196,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
             cut_depth=cut_depth,
             cut_policy=args.cut_policy,
             rounds=args.rounds,
+            game=args.game,
+            burn=args.burn,
+            option_draw=args.option_draw,
         )
     except ConfigError as exc:
         return fail(str(exc))
@@ -208,8 +235,8 @@ def run(args: argparse.Namespace) -> int:
     if args.station is None:
         print(
             "station sim-shoe: no --station: dealer and supervisor events (shoe, close_bets, "
-            "resume, void, end_shoe) are skipped; start the shoe by hand at an ungated "
-            "table",
+            "resume, void, end_shoe, and decisions the shoe has no button for) are skipped; "
+            "start the shoe by hand at an ungated table",
             file=sys.stderr,
         )
 

@@ -2,11 +2,14 @@
 
 `station simulate --faults all=0.05 | station replay` is the file-based
 hardware-in-the-loop rig: each event carries `expect`, the error the station must give.
+`--game chemin_de_fer|baccarat_banque` deals a cercle game (its decks, burn and cut
+policy unless given), recording each option's decision as a `decision` event.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
@@ -31,6 +34,45 @@ def _cut_depth(text: str) -> int | float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _option_draw(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be a chance from 0 to 1, got {text}")
+    return value
+
+
+def _add_game_options(p: argparse.ArgumentParser) -> None:
+    """--game and --burn, unless the shared table options already give them."""
+    from drivers.sim.dealer import BURNS, GAME_NAMES
+
+    for flags, settings in (
+        (
+            ("--game",),
+            {
+                "choices": GAME_NAMES,
+                "default": None,
+                "help": "the game dealt: punto_banco, chemin_de_fer or baccarat_banque; the "
+                "others' defaults are 6 decks, burn none, cut policy stop (default: "
+                "punto_banco)",
+            },
+        ),
+        (
+            ("--burn",),
+            {
+                "choices": BURNS,
+                "default": None,
+                "help": "reveal (a burn reveal, then its burn value in burns) or none "
+                "(default: the game's: reveal in punto banco, none in the cercle games)",
+            },
+        ),
+    ):
+        with contextlib.suppress(argparse.ArgumentError):  # the table options have it
+            p.add_argument(*flags, **settings)
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "simulate",
@@ -44,6 +86,15 @@ def add_parser(sub: Any) -> None:
         "--seed", type=int, default=0, help="seed of the shuffles and faults (default 0)"
     )
     add_table_options(p)
+    _add_game_options(p)
+    p.add_argument(
+        "--option-draw",
+        type=_option_draw,
+        default=0.5,
+        metavar="P",
+        help="the chance that a hand with an option (chemin de fer, baccarat banque) draws; "
+        "seeded (default 0.5)",
+    )
     p.add_argument(
         "--shoes", type=positive_int, default=1, metavar="N", help="shoes to deal (default 1)"
     )
@@ -61,8 +112,9 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="faults to inject: NAME=RATE[,NAME=RATE...] or all=RATE, rates in 0..1 per "
         "chance; names: extra_third, missing_third, short_burn, over_burn, early_card "
-        "(these five gated only), unreadable, foreign, while_suspended, disconnect "
-        "(default: none)",
+        "(these five gated only; short_burn and over_burn need a burn), unreadable, "
+        "foreign, while_suspended, disconnect, decision_missing, refused_decision (these "
+        "two in the games with options) (default: none)",
     )
     p.add_argument(
         "--rounds",
@@ -80,11 +132,18 @@ def run(args: argparse.Namespace) -> int:
     from drivers.sim.dealer import FaultSpecError, parse_faults, simulate
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH
 
+    given = {"decks": args.decks, "cut_policy": args.cut_policy}
     if not resolve_table_options(args, "simulate"):
         return EXIT_USAGE
+    game = args.game or "punto_banco"
+    if args.config is None and game != "punto_banco":
+        # Not given and no config: the game's own defaults, not punto banco's.
+        args.decks, args.cut_policy = given["decks"], given["cut_policy"]
     gated = not args.ungated
     try:
-        faults = parse_faults(args.faults, gated) if args.faults is not None else {}
+        faults = (
+            parse_faults(args.faults, gated, game, args.burn) if args.faults is not None else {}
+        )
         events = simulate(
             args.seed,
             decks=args.decks,
@@ -94,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             gated=gated,
             cut_policy=args.cut_policy,
             rounds=args.rounds,
+            game=game,
+            burn=args.burn,
+            option_draw=args.option_draw,
         )
     except FaultSpecError as exc:
         print(f"station simulate: --faults: {exc}", file=sys.stderr)

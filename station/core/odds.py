@@ -340,9 +340,28 @@ class Analysis:
         }
 
 
+class OddsNotOffered(ValueError):
+    """The odds are computed for punto banco only: a cercle game's rounds turn on the
+    hands' options (draw or stand at 5, the banker's choices), which no shoe decides."""
+
+
+def odds_offered(game: str) -> str | None:
+    """None when odds are offered for `game`; else why not, in words for the dashboard."""
+    if game == "punto_banco":
+        return None
+    return (
+        f"odds are offered for punto banco only; this table plays {game.replace('_', ' ')}, "
+        "whose rounds turn on the players' draw-or-stand options"
+    )
+
+
 def seed_bets(paytable: Paytable) -> dict[str, BetSpec]:
     """The bets `station odds` reports: the paytable's, plus `banker_no_commission` (the
-    shipped no-commission banker bet) for comparison, unless the paytable names one."""
+    shipped no-commission banker bet) for comparison, unless the paytable names one.
+    `OddsNotOffered` for a paytable of a cercle game."""
+    why = odds_offered(paytable.game)
+    if why is not None:
+        raise OddsNotOffered(f"paytable {paytable.name}: {why}")
     bets = dict(paytable.bets)
     bets.setdefault("banker_no_commission", load_paytable("no_commission").bets["banker"])
     return bets
@@ -357,7 +376,12 @@ class Analyzer:
         bets: Paytable | Mapping[str, BetSpec],
         tableau: Tableau = PUNTO_BANCO,
     ) -> None:
-        self.bets: dict[str, BetSpec] = dict(bets.bets if isinstance(bets, Paytable) else bets)
+        if isinstance(bets, Paytable):
+            why = odds_offered(bets.game)
+            if why is not None:
+                raise OddsNotOffered(f"paytable {bets.name}: {why}")
+            bets = bets.bets
+        self.bets: dict[str, BetSpec] = dict(bets)
         self.tableau = tableau
         self.tables = round_tables(tableau)
         self._point = [n for n, s in self.bets.items() if s.rule in POINT_RULES]

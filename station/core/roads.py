@@ -20,6 +20,11 @@ derived roads.
   So each road starts at the second cell of column k (0-based), or, if that column
   has one cell, at the first cell of column k+1. The colours then go in columns like
   the big road: a new column when the colour changes.
+
+Chemin de fer's results have punto banco's shape (`winner`, `player` the ponte), so its
+roads are these. Baccarat banque has no single winner (each tableau plays the banker):
+`banque_scoreboards` gives a bead plate per tableau, from `tableau1_outcome` and
+`tableau2_outcome` (win, lose or tie against the banker).
 """
 
 from __future__ import annotations
@@ -272,6 +277,67 @@ def scoreboards(results: Sequence[Mapping[str, Any]], rows: int = ROWS) -> dict[
         "predictions": predictions(road),
         "counts": counts,
     }
+
+
+#: Baccarat banque's tableaux, in layout order, and the outcomes of each against the banker.
+TABLEAUX = ("tableau1", "tableau2")
+OUTCOMES = ("win", "lose", "tie")
+
+
+def banque_scoreboards(results: Sequence[Mapping[str, Any]], rows: int = ROWS) -> dict[str, Any]:
+    """Baccarat banque's roads: a bead plate per tableau (its outcome against the banker
+    each round, 6 to a column, filled top to bottom, as punto banco's bead plate), with
+    each tableau's counts, and the shoe's (`rounds`, `banker_natural`)."""
+    if rows < 1:
+        raise ValueError("a road needs at least one row")
+    boards: dict[str, Any] = {"game": "baccarat_banque", "rows": rows}
+    banker_naturals = 0
+    plates: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLEAUX}
+    for i, r in enumerate(results):
+        number = int(r.get("round", i + 1))
+        naturals = r.get("naturals") or ()
+        banker_naturals += "banker" in naturals
+        for tableau in TABLEAUX:
+            outcome = r.get(f"{tableau}_outcome")
+            if outcome not in OUTCOMES:
+                raise RoadError(
+                    f"round {r.get('round', '?')}: {tableau}_outcome must be win, lose or "
+                    f"tie, got {outcome!r}"
+                )
+            plates[tableau].append(
+                {
+                    "x": i // rows,
+                    "y": i % rows,
+                    "round": number,
+                    "outcome": outcome,
+                    "total": int(r.get(f"{tableau}_total", 0)),
+                    "banker_total": int(r.get("banker_total", 0)),
+                    "natural": tableau in naturals,
+                    "banker_natural": "banker" in naturals,
+                }
+            )
+    for tableau in TABLEAUX:
+        plate = plates[tableau]
+        boards[tableau] = {
+            "bead_plate": plate,
+            "counts": {
+                "rounds": len(plate),
+                **{o: sum(b["outcome"] == o for b in plate) for o in OUTCOMES},
+                "natural": sum(b["natural"] for b in plate),
+            },
+        }
+    boards["counts"] = {"rounds": len(results), "banker_natural": banker_naturals}
+    return boards
+
+
+def game_scoreboards(
+    game: str, results: Sequence[Mapping[str, Any]], rows: int = ROWS
+) -> dict[str, Any]:
+    """The roads of a shoe of `game`: baccarat banque's bead plates per tableau, else
+    (punto banco, chemin de fer) the bead plate, big road and derived roads."""
+    if game == "baccarat_banque":
+        return banque_scoreboards(results, rows)
+    return scoreboards(results, rows)
 
 
 def _winner(result: Mapping[str, Any]) -> str:

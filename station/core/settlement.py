@@ -15,7 +15,11 @@ Every bet comes back with one outcome:
 
 The outcome keys are read from the `RoundResult` flags of the rules core, so settlement
 and the round's record cannot disagree; `station.core.odds` computes the same rules over all
-possible rounds, and the tests check one against the other.
+possible rounds, and the tests check one against the other. A chemin de fer result has
+punto banco's shape (`player` is the ponte); a baccarat banque result says each tableau's
+outcome against the banker (`tableau1_outcome`, `tableau2_outcome`), which its two rules
+read. `bank_take` adds up a round for the bank: its net winnings and the house's
+commission on them (a baccarat banque paytable's `bank_commission`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from station.core.paytables import BetSpec, Paytable
-from station.core.results import RoundResult
+
+#: A completed round's result (`station.core.results.RoundResult`, or a baccarat banque
+#: result with `tableau1_outcome` and `tableau2_outcome`); read by key only.
+Result = Mapping[str, Any]
 
 Outcome = Literal["win", "loss", "push", "refused", "refund"]
 
@@ -100,9 +107,18 @@ class Settlement:
         }
 
 
-def outcome_key(spec: BetSpec, result: RoundResult) -> str | None:
+def outcome_key(spec: BetSpec, result: Result) -> str | None:
     """The outcome key of `spec`'s rule on a completed round; None when none applies (a loss)."""
-    rule, side, winner = spec.rule, spec.side, result["winner"]
+    rule, side = spec.rule, spec.side
+    if rule == "tableau":
+        outcome = result[f"{side}_outcome"]
+        return "win" if outcome == "win" else "tie" if outcome == "tie" else None
+    if rule == "a_cheval":
+        outcomes = (result["tableau1_outcome"], result["tableau2_outcome"])
+        if outcomes == ("win", "win"):
+            return "both_win"
+        return None if outcomes == ("lose", "lose") else "mixed"
+    winner = result["winner"]
     if rule == "player":
         return "win" if winner == "player" else "tie" if winner == "tie" else None
     if rule == "banker":
@@ -113,16 +129,16 @@ def outcome_key(spec: BetSpec, result: RoundResult) -> str | None:
         return "tie" if winner == "tie" else None
     if rule in ("pair", "perfect_pair"):
         flag = "pair" if rule == "pair" else "perfect_pair"
-        player, banker = result[f"player_{flag}"], result[f"banker_{flag}"]  # type: ignore[literal-required]
+        player, banker = result[f"player_{flag}"], result[f"banker_{flag}"]
         if side == "player":
             return "pair" if player else None
         if side == "banker":
             return "pair" if banker else None
         return "both" if player and banker else "pair" if player or banker else None
     if rule == "natural":
-        return "natural" if result[f"{side}_natural"] else None  # type: ignore[literal-required]
+        return "natural" if result[f"{side}_natural"] else None
     if rule == "bonus":
-        natural = result[f"{side}_natural"]  # type: ignore[literal-required]
+        natural = result[f"{side}_natural"]
         if winner == side:
             return "natural_win" if natural else f"win_by_{result['margin']}"
         both = result["player_natural"] and result["banker_natural"]
@@ -141,7 +157,7 @@ def outcome_key(spec: BetSpec, result: RoundResult) -> str | None:
 def settle(
     paytable: Paytable,
     round_number: int,
-    result: RoundResult | None,
+    result: Result | None,
     bets: Iterable[Bet | Mapping[str, Any]],
 ) -> list[Settlement]:
     """Settle every bet placed on round `round_number` of a shoe; `result` None = voided.
@@ -165,7 +181,7 @@ def _stake_back(bet: Bet, status: Outcome, reason: str) -> Settlement:
 
 
 def _settle_one(
-    paytable: Paytable, round_number: int, result: RoundResult | None, bet: Bet
+    paytable: Paytable, round_number: int, result: Result | None, bet: Bet
 ) -> Settlement:
     stake = bet.stake
     spec = paytable.bets.get(bet.name)
@@ -187,6 +203,32 @@ def _settle_one(
     net = exact_amount(Fraction(stake) * ratio, places)
     outcome: Outcome = "win" if ratio > 0 else "push" if ratio == 0 else "loss"
     return Settlement(bet.name, stake, outcome, net, stake + net, key=key)
+
+
+@dataclass(frozen=True)
+class BankTake:
+    """A round from the bank's side: what it won from the bets (`net`, less what it paid;
+    negative when it lost), the house's `commission` on a positive net, and what the bank
+    keeps (`net - commission`)."""
+
+    net: Decimal
+    commission: Decimal
+    kept: Decimal
+
+    def to_json(self) -> dict[str, str]:
+        return {"net": str(self.net), "commission": str(self.commission), "kept": str(self.kept)}
+
+
+def bank_take(paytable: Paytable, settled: Iterable[Settlement]) -> BankTake:
+    """The bank's net winnings of a round's settled bets and the house's commission on them
+    (the paytable's `bank_commission`, baccarat banque; none if the bank did not win)."""
+    net = Decimal(0) - sum((s.net for s in settled), Decimal(0))
+    commission = Decimal(0)
+    if net > 0 and paytable.bank_commission:
+        exponent = net.as_tuple().exponent
+        places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        commission = exact_amount(Fraction(net) * paytable.bank_commission, places)
+    return BankTake(net, commission, net - commission)
 
 
 def exact_amount(value: Fraction, places: int = 0) -> Decimal:

@@ -41,9 +41,10 @@ from drivers.config import (
     describe,
     parse_bytes,
 )
-from station.core.paytables import Paytable, PaytableError, available
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
+from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
-from station.core.table import CUT_POLICIES, Table
+from station.core.table import Table
 
 __all__ = [
     "ROLES",
@@ -99,35 +100,83 @@ def parse_bind(text: str) -> str:
 
 
 class TableConfig(Section):
-    """`[table]`: which table this is and how it is dealt (the rules' options)."""
+    """`[table]`: which table this is, the game it plays and how it is dealt (the rules'
+    options). `decks`, `burn`, `cut_policy` and `paytable` left out are the game's (the
+    defaults shown are punto banco's)."""
 
     id: str = Field(
         "table-1", description="this table's name, in the journal, the webhooks and the dashboard"
+    )
+    game: str = Field(
+        "punto_banco",
+        description='the game dealt: "punto_banco", "chemin_de_fer" or "baccarat_banque"; '
+        "decks, burn, cut_policy and paytable left out are the game's",
     )
     decks: int = Field(
         8,
         ge=1,
         le=MAX_DECKS,
-        description="52-card decks in the shoe (a card seen more than `decks` times is foreign)",
+        description="52-card decks in the shoe (a card seen more than `decks` times is "
+        "foreign); default: the game's (8 punto banco, 6 chemin de fer and baccarat banque)",
     )
     gated: bool = Field(
         True,
         description="cards may be dealt only after an accepted close_bets (false: ungated table)",
     )
+    burn: str = Field(
+        "reveal",
+        description='"reveal" (the first card of a shoe says how many to burn) or "none" '
+        "(no burn); default: the game's (reveal punto banco, none chemin de fer and "
+        "baccarat banque)",
+    )
     cut_policy: str = Field(
         "one_more",
         description="what the cut card does while a round is "
         'being dealt: "one_more" (the next round '
-        'is the last) or "last_round" (this round '
-        "is the last)",
+        'is the last), "last_round" (this round '
+        'is the last) or "stop" (this round, if any, is the last; none: the shoe ends '
+        "at once); default: the game's (one_more punto banco, stop chemin de fer and "
+        "baccarat banque)",
     )
     paytable: str = Field(
         "traditional",
         description="what the table pays, for the live odds and the game server: a shipped "
-        'paytable ("traditional", "no_commission") or a paytable TOML file, relative to '
-        "the config file's folder",
+        'paytable ("traditional", "no_commission", "chemin_de_fer", "baccarat_banque") or a '
+        "paytable TOML file, relative to the config file's folder; it must be for the "
+        "table's game; default: the game's (traditional, chemin_de_fer, baccarat_banque)",
     )
     _paytable: Paytable | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _game_defaults(cls, data: Any) -> Any:
+        """The keys left out take the game's value (punto banco's: the fields' defaults)."""
+        if not isinstance(data, Mapping):
+            return data
+        name = data.get("game", "punto_banco")
+        game = GAMES.get(name) if isinstance(name, str) else None
+        if game is None:
+            return data  # the game's own check says what is wrong
+        filled = dict(data)
+        filled.setdefault("decks", game.decks)
+        filled.setdefault("burn", game.burn)
+        filled.setdefault("cut_policy", game.cut_policy)
+        filled.setdefault("paytable", GAME_PAYTABLES[game.name])
+        return filled
+
+    @field_validator("game")
+    @classmethod
+    def _game(cls, value: str) -> str:
+        if value not in GAME_NAMES:
+            raise ValueError(f"must be one of {', '.join(GAME_NAMES)}, got {value!r}")
+        return value
+
+    @field_validator("burn")
+    @classmethod
+    def _burn(cls, value: str) -> str:
+        if value not in BURNS:
+            raise ValueError(f"must be one of {', '.join(BURNS)}, got {value!r}")
+        return value
 
     @field_validator("id")
     @classmethod
@@ -157,6 +206,19 @@ class TableConfig(Section):
             raise ValueError(str(exc)) from None
         return value
 
+    @model_validator(mode="after")
+    def _paytable_of_the_game(self) -> TableConfig:
+        """A paytable settles one game's results: another game's is refused here."""
+        paytable = self.load_paytable()
+        if paytable.game != self.game:
+            raise Problem(
+                "paytable",
+                f"paytable {paytable.name} is for {paytable.game}, but this table plays "
+                f"{self.game}: give a {self.game} paytable (the shipped one is "
+                f'"{GAME_PAYTABLES[self.game]}"), or leave paytable out for it',
+            )
+        return self
+
     def load_paytable(self) -> Paytable:
         """The paytable in force (validation vouched that it loads; read once, and again
         after a `model_copy` that changed it)."""
@@ -167,8 +229,14 @@ class TableConfig(Section):
         return loaded
 
     def new_table(self) -> Table:
-        """A fresh table dealt by these settings (validation vouched for cut_policy)."""
-        return Table(decks=self.decks, gated=self.gated, cut_policy=self.cut_policy)  # type: ignore[arg-type]
+        """A fresh table dealt by these settings (validation vouched for each of them)."""
+        return Table(
+            game=self.game,
+            decks=self.decks,
+            gated=self.gated,
+            cut_policy=self.cut_policy,  # type: ignore[arg-type]
+            burn=self.burn,  # type: ignore[arg-type]
+        )
 
 
 class JournalConfig(Section):

@@ -26,8 +26,10 @@ it out (`probe`, `resync`, then it commits again). An event that cannot be store
 at all is `Unstorable` (`event_text`), asked before the table decides it.
 
 The first row of every journal is the `journal created` notice with the table settings
-(id, decks, gated, cut_policy); the settings are hash-protected with the rest, and the
-service refuses to continue a journal under different settings.
+(id, game, decks, gated, cut_policy, burn); the settings are hash-protected with the rest,
+and the service refuses to continue a journal under different settings: under another
+game with a message of its own (a journal is one game's record). A journal written before
+the cercle games has no game or burn: it is punto banco's, with the burn reveal.
 """
 
 from __future__ import annotations
@@ -190,10 +192,33 @@ def notice(source: str, actor: str, message: str, /, **details: Any) -> Pending:
 def table_settings(table_id: str, table: Table) -> dict[str, Any]:
     return {
         "id": table_id,
+        "game": table.game.name,
         "decks": table.decks,
         "gated": table.gated,
         "cut_policy": table.cut_policy,
+        "burn": table.burn,
     }
+
+
+#: What a journal made before the cercle games played (its first row has no game, burn).
+BEFORE_GAMES = {"game": "punto_banco", "burn": "reveal"}
+
+
+def settings_of(first: Mapping[str, Any]) -> dict[str, Any]:
+    """A journal's recorded table settings; one older than the cercle games gets punto
+    banco's game and burn."""
+    return {**BEFORE_GAMES, **first}
+
+
+def table_of(settings: Mapping[str, Any]) -> Table:
+    """A fresh table dealt by a journal's recorded settings (`settings_of`)."""
+    return Table(
+        game=settings["game"],
+        decks=settings["decks"],
+        gated=settings["gated"],
+        cut_policy=settings["cut_policy"],
+        burn=settings["burn"],
+    )
 
 
 class Journal:
@@ -472,7 +497,14 @@ class Journal:
         first = self.settings()
         if first is None:
             self.append([notice("station", "station", CREATED, table=settings)])
-        elif first != settings:
+        elif (game := settings_of(first)["game"]) != settings["game"]:
+            raise JournalError(
+                f"the journal {self.path} is the record of a {game} table, but the config "
+                f"says [table] game = {settings['game']!r}: a journal holds one game, so "
+                f"give the new game a new journal file ([journal] path), or set [table] "
+                f"game = {game!r} back to go on with this one"
+            )
+        elif settings_of(first) != settings:
             raise JournalError(
                 f"the journal {self.path} belongs to table {first}, but the config says "
                 f"{settings}: use the same [table] settings, or a new [journal] path for a "
@@ -635,9 +667,7 @@ class Journal:
         if settings is None:
             return
         try:
-            table = Table(
-                decks=settings["decks"], gated=settings["gated"], cut_policy=settings["cut_policy"]
-            )
+            table = table_of(settings_of(settings))
         except (KeyError, TypeError, ValueError) as exc:
             report.problems.append(f"row 1: bad table settings {settings}: {exc}")
             return

@@ -265,6 +265,23 @@ class Observer:
         self._say(level, row, f"{row.source} {row.actor}: {message}", notice=message)
 
     def _result(self, row: Row, result: Mapping[str, Any]) -> None:
+        if "tableau1_outcome" in result:  # baccarat banque: each tableau against the banker
+            log.debug(
+                "%s row %d: round %s, tableau 1 %s %s (%s), tableau 2 %s %s (%s), banker %s (%s)",
+                self.table_id,
+                row.seq,
+                result.get("round"),
+                str(result.get("tableau1_outcome", "")).upper(),
+                result.get("tableau1_total"),
+                " ".join(result.get("tableau1", ())),
+                str(result.get("tableau2_outcome", "")).upper(),
+                result.get("tableau2_total"),
+                " ".join(result.get("tableau2", ())),
+                result.get("banker_total"),
+                " ".join(result.get("banker", ())),
+                extra={"table": self.table_id, "seq": row.seq, "round": result.get("round")},
+            )
+            return
         log.debug(
             "%s row %d: round %s %s, player %s (%s) banker %s (%s)",
             self.table_id,

@@ -73,8 +73,18 @@ def table_events(
         found.append(("resumed", {"voided_round": verdict["voided_round"]}))
     shoe = table.shoes_started
     if verdict["result"] is not None:
+        # The game's result: punto banco's shape (chemin de fer too, `player` the ponte),
+        # or baccarat banque's (each tableau's outcome); `game` says which to settle by.
         found.append(
-            ("round_result", {"shoe": shoe, "round": verdict["round"], "result": verdict["result"]})
+            (
+                "round_result",
+                {
+                    "shoe": shoe,
+                    "round": verdict["round"],
+                    "game": table.game.name,
+                    "result": verdict["result"],
+                },
+            )
         )
     if verdict["voided_round"] is not None:
         # No result: every bet accepted on the round gets its stake back (`settle` with
@@ -105,9 +115,11 @@ def table_events(
                 "shoe_started",
                 {
                     "shoe": shoe,
+                    "game": table.game.name,
                     "decks": table.decks,
                     "gated": table.gated,
                     "cut_policy": table.cut_policy,
+                    "burn": table.burn,
                 },
             )
         )

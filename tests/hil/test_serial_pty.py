@@ -190,12 +190,17 @@ class FakeStationApi:
     seconds slower than this rig, so here each post waits until the reader has passed on
     every reader event that precedes it in the (known) stream: the test is then exact."""
 
-    def __init__(self, sink: TableSink, stream: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        sink: TableSink,
+        stream: list[dict[str, Any]],
+        on_the_line: Callable[[dict[str, Any]], bool] = lambda e: e.get("actor") == "reader",
+    ) -> None:
         self.sink = sink
         self.readers_before: list[int] = []
         count = 0
         for event in stream:
-            if event.get("actor") == "reader":
+            if on_the_line(event):  # the shoe sends it (the rig's `ShoeEncoder.on_the_line`)
                 count += 1
             else:
                 self.readers_before.append(count)

@@ -1,8 +1,9 @@
 """Paytables as data: which bets a table offers, what each pays, and for how many rounds.
 
-A paytable is a TOML file. The package ships `traditional` and `no_commission`
-(`available()` lists them); any other file is accepted by path, so a casino's own
-table (tie 9:1, a different bonus schedule, fewer side bets) needs no code:
+A paytable is a TOML file. The package ships `traditional` and `no_commission` (punto
+banco), `chemin_de_fer` and `baccarat_banque` (`available()` lists them); any other file
+is accepted by path, so a casino's own table (tie 9:1, a different bonus schedule, fewer
+side bets) needs no code:
 
     name = "tie_nine"
     extends = "traditional"        # a shipped name, or a path relative to this file
@@ -11,6 +12,13 @@ table (tie 9:1, a different bonus schedule, fewer side bets) needs no code:
     [bets.tie]                     # replaces the base's `tie` entry as a whole
     rule = "tie"
     pays = { tie = "9:1" }
+
+A paytable is for one game (`game = "chemin_de_fer"`; default `punto_banco`, inherited
+through `extends`); a table refuses a paytable of another game. Chemin de fer's results
+have punto banco's shape, so its paytables use the punto banco rules (its banker bet's
+commission is that bet's odds: `win = "0.95:1"` is 5 %). Baccarat banque's use the two
+tableau rules below, and may set `bank_commission = "5%"`: the share of the bank's net
+winnings of a round that the house takes (default none; `station.core.settlement.bank_take`).
 
 Each bet has a `rule` (what decides it; settlement and odds both know every rule), a
 `side` for the rules that need one, an optional `rounds = N` (offered only in rounds
@@ -33,6 +41,10 @@ Each bet has a `rule` (what decides it; settlement and odds both know every rule
 - `lucky_seven`: `two_cards`, `three_cards` (the player wins with 7 on two / three cards).
 - `super_lucky_seven`: `four_cards`, `five_cards`, `six_cards` (the player wins with 7
   while the banker has 6, by the number of cards dealt in all).
+- `tableau` (baccarat banque), side tableau1 | tableau2: `win`, `tie` (that tableau's
+  outcome against the banker; a loss loses).
+- `a_cheval` (baccarat banque, the bet on the line between the tableaux): `both_win`
+  (both tableaux win), `mixed` (any other pair of outcomes but both losing).
 
 Odds are strings `"N:M"` (net winnings N for a stake of M, decimals allowed: `"0.95:1"`,
 `"1:2"`, `"7:2"`), `"push"` (the stake comes back) or `"lose"`; an outcome key that is
@@ -63,6 +75,8 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "lucky_six": ("two_cards", "three_cards"),
     "lucky_seven": ("two_cards", "three_cards"),
     "super_lucky_seven": ("four_cards", "five_cards", "six_cards"),
+    "tableau": ("win", "tie"),
+    "a_cheval": ("both_win", "mixed"),
 }
 #: The sides a rule accepts; rules absent here take no `side`.
 RULE_SIDES: dict[str, tuple[str, ...]] = {
@@ -70,6 +84,24 @@ RULE_SIDES: dict[str, tuple[str, ...]] = {
     "perfect_pair": ("player", "banker", "either"),
     "natural": ("player", "banker"),
     "bonus": ("player", "banker"),
+    "tableau": ("tableau1", "tableau2"),
+}
+#: The games a paytable may be for, punto banco (the default) first.
+GAMES: tuple[str, ...] = ("punto_banco", "chemin_de_fer", "baccarat_banque")
+#: The rules of the cercle tables' banque results; every other rule reads the punto banco
+#: result shape, which chemin de fer's results have too.
+BANQUE_RULES: tuple[str, ...] = ("tableau", "a_cheval")
+#: The shipped paytable of each game: what a table pays when `[table] paytable` is left out.
+GAME_PAYTABLES: dict[str, str] = {
+    "punto_banco": "traditional",
+    "chemin_de_fer": "chemin_de_fer",
+    "baccarat_banque": "baccarat_banque",
+}
+#: The rules a paytable of each game may use.
+GAME_RULES: dict[str, tuple[str, ...]] = {
+    "punto_banco": tuple(r for r in RULE_KEYS if r not in BANQUE_RULES),
+    "chemin_de_fer": tuple(r for r in RULE_KEYS if r not in BANQUE_RULES),
+    "baccarat_banque": BANQUE_RULES,
 }
 #: An outcome key that is left out pays as another one (not as a loss).
 FALLBACK: dict[tuple[str, str], str] = {
@@ -125,6 +157,10 @@ class Paytable:
     description: str
     bets: Mapping[str, BetSpec]
     source: str
+    #: The game it is for (one of `GAMES`).
+    game: str = "punto_banco"
+    #: Baccarat banque: the house's share of the bank's net winnings of a round (0: none).
+    bank_commission: Fraction = Fraction(0)
 
     def __getitem__(self, bet: str) -> BetSpec:
         return self.bets[bet]
@@ -171,14 +207,15 @@ def _read(spec: str, base_dir: Path | None) -> tuple[str, str]:
 
 
 def _build(data: dict[str, Any], source: str, seen: tuple[str, ...]) -> Paytable:
-    unknown = sorted(set(data) - {"name", "description", "extends", "without", "bets"})
+    known = ("name", "description", "game", "bank_commission", "extends", "without", "bets")
+    unknown = sorted(set(data) - set(known))
     if unknown:
         raise PaytableError(
-            f"{source}: unknown key(s) {', '.join(unknown)} (expected name, "
-            f"description, extends, without, bets)"
+            f"{source}: unknown key(s) {', '.join(unknown)} (expected {', '.join(known)})"
         )
     bets: dict[str, BetSpec] = {}
     description = ""
+    game, commission = "punto_banco", Fraction(0)
     if "extends" in data:
         base_spec = data["extends"]
         if not isinstance(base_spec, str):
@@ -187,6 +224,7 @@ def _build(data: dict[str, Any], source: str, seen: tuple[str, ...]) -> Paytable
         base = _load(base_spec, base_dir, seen)
         bets.update(base.bets)
         description = base.description
+        game, commission = base.game, base.bank_commission
     without = data.get("without", [])
     if not isinstance(without, list) or not all(isinstance(w, str) for w in without):
         raise PaytableError(f"{source}: `without` must be a list of bet names")
@@ -209,7 +247,46 @@ def _build(data: dict[str, Any], source: str, seen: tuple[str, ...]) -> Paytable
     description = data.get("description", description)
     if not isinstance(description, str):
         raise PaytableError(f"{source}: `description` must be a string")
-    return Paytable(name=name, description=description, bets=bets, source=source)
+    game = data.get("game", game)
+    if game not in GAMES:
+        raise PaytableError(f"{source}: `game` must be one of {', '.join(GAMES)}, not {game!r}")
+    for bet in bets.values():
+        if bet.rule not in GAME_RULES[game]:
+            raise PaytableError(
+                f"{source}: bet {bet.name!r} has rule {bet.rule}, which a {game} table "
+                f"cannot settle; its rules are {', '.join(GAME_RULES[game])}"
+            )
+    if "bank_commission" in data:
+        if game != "baccarat_banque":
+            raise PaytableError(
+                f"{source}: `bank_commission` is for baccarat_banque paytables (the "
+                f'commission on a {game} banker bet is its odds, e.g. win = "0.95:1")'
+            )
+        commission = parse_percent(data["bank_commission"], f"{source}: `bank_commission`")
+    return Paytable(
+        name=name,
+        description=description,
+        bets=bets,
+        source=source,
+        game=game,
+        bank_commission=commission,
+    )
+
+
+def parse_percent(value: object, where: str) -> Fraction:
+    """`"5%"` -> 1/20: a commission, from 0 % to less than 100 %."""
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        if not text.endswith("%"):
+            raise InvalidOperation
+        rate = Fraction(Decimal(text.removesuffix("%").strip())) / 100
+    except (InvalidOperation, ValueError, OverflowError):
+        raise PaytableError(
+            f'{where}: write a percentage as a string, e.g. "5%", not {value!r}'
+        ) from None
+    if not 0 <= rate < 1:
+        raise PaytableError(f"{where}: {value!r} must be from 0% to less than 100%")
+    return rate
 
 
 def _bet(name: str, entry: object, where: str) -> BetSpec:
