@@ -32,7 +32,7 @@ function pickedCard() {
 export function slotWords(state, rules) {
   if (!state?.in_play) return "";
   const due = state.reveal_due ? "burn_reveal" : state.burns_due ? "burn" : state.round ? state.round.due : state.gated ? null : "P1";
-  if (!due) return "";
+  if (!due || due === "decision") return ""; // an option waits: no card is due before its decision
   const words = rules?.due?.[due] || due;
   return /^([PB]\d|(T1|T2|B)\.\d)$/.test(due) ? ` as the ${words} (${due})` : ` as the ${words}`;
 }
