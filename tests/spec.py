@@ -1,4 +1,5 @@
-"""The spec's worked examples (`shared/spec/examples.jsonl`), found beside the checkout."""
+"""The spec's worked examples (`shared/spec/examples.jsonl`, and `games-examples.jsonl` for
+the cercle games), found beside the checkout."""
 
 from __future__ import annotations
 
@@ -24,6 +25,19 @@ def examples_file() -> Path:
 
 def examples() -> list[dict[str, Any]]:
     lines = examples_file().read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def games_examples_file() -> Path:
+    """The cercle games' examples beside the spec's examples (or the copy in tests/data)."""
+    spec = examples_file().parent / "games-examples.jsonl"
+    if spec.is_file():
+        return spec
+    return ROOT / "tests" / "data" / "games-examples.jsonl"
+
+
+def games_examples() -> list[dict[str, Any]]:
+    lines = games_examples_file().read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 

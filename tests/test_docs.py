@@ -12,6 +12,7 @@ from tests.spec import ROOT, examples_file
 
 RULES = ROOT / "docs" / "rules.md"
 MARKER = "<!-- Below: the specification, verbatim (dealing-rules.md). -->\n"
+GAMES_MARKER = "\n<!-- Below: the cercle games' specification, verbatim (games.md). -->\n"
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -25,8 +26,13 @@ def test_the_rules_page_holds_the_spec_word_for_word() -> None:
         pytest.skip("shared/spec is not beside this checkout; docs/rules.md is the only copy")
     text = RULES.read_text(encoding="utf-8")
     assert MARKER in text, "docs/rules.md lost the line that starts the verbatim spec"
-    assert text.split(MARKER, 1)[1] == spec.read_text(encoding="utf-8"), (
+    assert GAMES_MARKER in text, "docs/rules.md lost the line that starts games.md"
+    dealing, games = text.split(MARKER, 1)[1].split(GAMES_MARKER, 1)
+    assert dealing == spec.read_text(encoding="utf-8"), (
         "docs/rules.md no longer matches shared/spec/dealing-rules.md: refresh it"
+    )
+    assert games == (spec.parent / "games.md").read_text(encoding="utf-8"), (
+        "docs/rules.md no longer matches shared/spec/games.md: refresh it"
     )
 
 

@@ -22,7 +22,7 @@ from starlette.requests import HTTPConnection
 from station.api.auth import require_read, require_ready
 from station.api.reads import MAX_SEQ
 from station.api.refusals import READ, refusals
-from station.core.results import RoundResult
+from station.core.results import GameResult
 from station.core.roads import game_scoreboards
 from station.core.snapshot import TableSnapshot
 from station.live.journal import export_line, read_rows
@@ -46,13 +46,13 @@ ROADS_KEPT = 2
 
 
 def roads_of(
-    conn: HTTPConnection, results: tuple[RoundResult, ...], game: str = "punto_banco"
+    conn: HTTPConnection, results: tuple[GameResult, ...], game: str = "punto_banco"
 ) -> dict[str, Any]:
     """The scoreboards of `results` (a shoe of `game`), cached for the latest published
     results (the writer shares one tuple between snapshots until a round ends, so most
     requests hit) and the previous shoe's."""
     state = conn.app.state
-    cached: list[tuple[tuple[RoundResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
+    cached: list[tuple[tuple[GameResult, ...], dict[str, Any]]] = getattr(state, "roads_cache", [])
     for kept, roads in cached:
         if kept is results:
             return roads

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
-from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
+from station.core.games import BURNS, GAME_NAMES, GAMES
 from station.core.paytables import GAME_PAYTABLES
-from station.core.table import Table
+from station.core.table import CUT_POLICIES, Table
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments or an unreadable file (argparse exits with 2 too)
@@ -35,11 +35,11 @@ def fraction(text: str) -> float:
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """--config, --game, --decks, --ungated, --burn, --cut-policy: how the table is set up.
+    """--config, --decks, --ungated, --cut-policy: how the table is set up.
 
     A flag given on the command line wins; otherwise the `[table]` section of --config;
-    otherwise the game's defaults (punto banco: 8 decks, burn reveal, one_more; the cercle
-    games: 6 decks, no burn, stop). Call `resolve_table_options` before using them.
+    otherwise the spec's defaults (8 decks, gated, one_more). Call `resolve_table_options`
+    before using them.
     """
     parser.add_argument(
         "--config",
@@ -49,19 +49,12 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "from the station's TOML config (default: none, the defaults below)",
     )
     parser.add_argument(
-        "--game",
-        choices=GAME_NAMES,
-        default=None,
-        help="the game dealt; decks, burn, cut policy and paytable not given are its own "
-        "(default: [table] game of --config, else punto_banco)",
-    )
-    parser.add_argument(
         "--decks",
         type=positive_int,
         default=None,
         metavar="N",
         help="52-card decks in the shoe (default: [table] decks of --config, else the "
-        "game's: 8 punto banco, 6 chemin de fer and baccarat banque)",
+        "game's: 8 for punto banco, 6 for the cercle games)",
     )
     parser.add_argument(
         "--ungated",
@@ -72,37 +65,51 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "of --config, else gated)",
     )
     parser.add_argument(
-        "--burn",
-        choices=BURNS,
-        default=None,
-        help="reveal (the shoe's first card says how many to burn) or none (default: "
-        "[table] burn of --config, else the game's: reveal punto banco, none the others)",
-    )
-    parser.add_argument(
         "--cut-policy",
         choices=CUT_POLICIES,
         default=None,
         help="when the cut card comes out mid-round: one_more (one more round after it), "
-        "last_round (that round is the last) or stop (that round, if any, is the last) "
-        "(default: [table] cut_policy of --config, else the game's: one_more punto banco, "
-        "stop the others)",
+        "last_round (that round is the last) or stop (the round in progress is the last; "
+        "between rounds the shoe ends at once) (default: [table] cut_policy of --config, "
+        "else the game's: one_more for punto banco, stop for the cercle games)",
+    )
+
+
+def add_game_options(parser: argparse.ArgumentParser) -> None:
+    """--game and --burn (after `add_table_options`): the game the table plays and its
+    burn; --decks, --cut-policy and --burn default to the game's (shared/spec/games.md)."""
+    parser.add_argument(
+        "--game",
+        choices=GAME_NAMES,
+        default=None,
+        help="the game the table plays (default: [table] game of --config, else "
+        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy",
+    )
+    parser.add_argument(
+        "--burn",
+        choices=BURNS,
+        default=None,
+        help="reveal (the first card says how many to burn) or none (rounds start at once) "
+        "(default: [table] burn of --config, else the game's: reveal for punto banco, none "
+        "for the cercle games)",
     )
 
 
 def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     """Fill the table options not given on the command line from --config, then from the
-    game's defaults. False (after saying why on stderr) when the config cannot be used.
-    A command with `--paytable` gets `[table] paytable` the same way. A `--game` other than
-    the config's takes that game's defaults, not the config's settings for its own game
-    (except gated, which every game has alike)."""
-    game = args.game or "punto_banco"
-    gated = True
+    game's defaults (punto banco for a command without `--game`). False (after saying why
+    on stderr) when the config cannot be used. A command with `--paytable` gets `[table]
+    paytable` the same way. A `--game` other than the config's takes that game's defaults
+    (decks, burn, cut policy, paytable), not the config's settings for its own game;
+    gated, which every game has alike, still comes from the config."""
+    chosen = getattr(args, "game", None)
+    game, gated = chosen or "punto_banco", True
     if args.config is not None:
         config = load_config(args, prog)
         if config is None:
             return False
         gated = config.table.gated
-        if args.game is None or args.game == config.table.game:
+        if chosen is None or chosen == config.table.game:
             game = config.table.game
             defaults = {
                 "decks": config.table.decks,
@@ -111,21 +118,26 @@ def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
                 "paytable": config.table.paytable,
             }
         else:
-            defaults = _game_defaults(args.game)
+            defaults = _game_defaults(chosen)
     else:
         defaults = _game_defaults(game)
-    args.game = game
+    if hasattr(args, "game"):
+        args.game = game
+        if args.burn is None:
+            args.burn = defaults["burn"]
     if getattr(args, "paytable", "") is None:
         args.paytable = defaults["paytable"]
-    for key in ("decks", "burn", "cut_policy"):
-        if getattr(args, key) is None:
-            setattr(args, key, defaults[key])
+    if args.decks is None:
+        args.decks = defaults["decks"]
+    if args.cut_policy is None:
+        args.cut_policy = defaults["cut_policy"]
     if args.ungated is None:
         args.ungated = not gated
     return True
 
 
 def _game_defaults(name: str) -> dict[str, object]:
+    """A game's own decks, burn, cut policy and shipped paytable."""
     game = GAMES[name]
     return {
         "decks": game.decks,
@@ -136,10 +148,11 @@ def _game_defaults(name: str) -> dict[str, object]:
 
 
 def table_from_args(args: argparse.Namespace) -> Table:
+    """The table the options set up (a command without `--game` plays punto banco)."""
     return Table(
-        game=args.game,
+        game=getattr(args, "game", None) or "punto_banco",
         decks=args.decks,
         gated=not args.ungated,
         cut_policy=args.cut_policy,
-        burn=args.burn,
+        burn=getattr(args, "burn", None),
     )

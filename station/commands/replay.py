@@ -1,5 +1,5 @@
-"""`station replay [--game G] [--decks N] [--ungated] [--burn B] [--cut-policy P] [--odds
-[--paytable P]] [FILE|-]`.
+"""`station replay [--game G] [--decks N] [--burn B] [--ungated] [--cut-policy P]
+[--odds [--paytable P]] [FILE|-]`.
 
 With `--odds`, each row that completes or voids a round (while the shoe goes on) gains
 `odds`: the live edge of every bet for the next round from the cards left in the shoe,
@@ -18,6 +18,7 @@ from station.commands.odds import add_paytable_option
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
+    add_game_options,
     add_table_options,
     resolve_table_options,
     table_from_args,
@@ -37,6 +38,7 @@ def add_parser(sub: Any) -> None:
         "print one verdict per event (JSON Lines).",
     )
     add_table_options(p)
+    add_game_options(p)
     p.add_argument(
         "--odds",
         action="store_true",
@@ -61,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if not resolve_table_options(args, "replay"):
         return EXIT_USAGE
     table = table_from_args(args)
+    if args.odds and table.game.name != "punto_banco":
+        print(
+            f"station replay: --odds works out punto banco's bets only, not {table.game.title}'s",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     extension = None
     if args.odds or given:
         from station.core.paytables import PaytableError
@@ -71,21 +79,17 @@ def run(args: argparse.Namespace) -> int:
         except PaytableError as exc:
             print(f"station replay: --paytable: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if paytable.game != args.game:
+        if paytable.game != table.game.name:
             print(
                 f"station replay: --paytable: paytable {paytable.name} is for "
-                f"{paytable.game}, but the table plays {args.game} (--game)",
+                f"{paytable.game}, but the table plays {table.game.name} (--game)",
                 file=sys.stderr,
             )
             return EXIT_USAGE
         if args.odds:
-            from station.core.odds import Analyzer, OddsNotOffered, seed_bets
+            from station.core.odds import Analyzer, seed_bets
 
-            try:
-                extension = live_edge_extension(Analyzer(seed_bets(paytable)))
-            except OddsNotOffered as exc:
-                print(f"station replay: --odds: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
     if args.file == "-":
         source = sys.stdin.buffer
     else:

@@ -20,6 +20,7 @@ from station.commands.common import load_config
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
+    add_game_options,
     add_table_options,
     fraction,
     positive_int,
@@ -124,6 +125,7 @@ def add_parser(sub: Any) -> None:
         "--seed", type=int, default=0, help="seed of the shuffles and faults (default 0)"
     )
     add_table_options(p)
+    add_game_options(p)
     p.add_argument(
         "--option-draw",
         type=fraction,

@@ -222,6 +222,7 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
                 }
             assert history == {
                 "seq": seq,
+                "game": "punto_banco",
                 "shoe": table.shoes_started,
                 "in_play": table.in_play,
                 "rounds": rounds,

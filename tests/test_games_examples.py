@@ -1,0 +1,70 @@
+"""The cercle games' worked examples (shared/spec/games-examples.jsonl), through the Table
+and through the real `station replay` with the game's flags."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from station.core.table import Table
+from tests.conftest import run_station
+from tests.spec import ROOT, games_examples, games_examples_file, matches
+
+EXAMPLES = games_examples()
+
+
+def table_for(options: dict[str, Any]) -> Table:
+    """A table set as the example says; what it leaves out is the game's default."""
+    return Table(
+        game=options.get("game", "punto_banco"),
+        decks=options.get("decks"),
+        gated=options.get("gated", True),
+        cut_policy=options.get("cut_policy"),
+        burn=options.get("burn"),
+    )
+
+
+def replay_args(options: dict[str, Any]) -> list[str]:
+    """The same settings as `station replay` flags (absent: the command's defaults)."""
+    args = ["--game", options["game"]] if "game" in options else []
+    for key, flag in (("decks", "--decks"), ("cut_policy", "--cut-policy"), ("burn", "--burn")):
+        if key in options:
+            args += [flag, str(options[key])]
+    return [*args, "--ungated"] if options.get("gated") is False else args
+
+
+def test_there_are_examples_of_every_game() -> None:
+    games = {e["options"].get("game", "punto_banco") for e in EXAMPLES}
+    assert games == {"punto_banco", "chemin_de_fer", "baccarat_banque"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
+def test_example_through_the_table(example: dict[str, Any]) -> None:
+    table = table_for(example["options"])
+    for seq, (event, expected) in enumerate(
+        zip(example["events"], example["verdicts"], strict=True), 1
+    ):
+        got = {**table.apply(event), "seq": seq}
+        assert matches(expected, got), f"event {seq} {event}: expected {expected}, got {got}"
+
+
+def test_all_examples_through_the_replay_command() -> None:
+    for example in EXAMPLES:
+        lines = "".join(json.dumps(e) + "\n" for e in example["events"])
+        out = run_station("replay", *replay_args(example["options"]), stdin=lines.encode())
+        assert out.returncode == 0, (example["name"], out.stderr)
+        got = [json.loads(line) for line in out.stdout.splitlines()]
+        assert len(got) == len(example["verdicts"]), example["name"]
+        for expected, row in zip(example["verdicts"], got, strict=True):
+            assert matches(expected, row), f"{example['name']}: {expected} != {row}"
+
+
+def test_the_vendored_copy_is_the_spec_when_the_spec_is_here() -> None:
+    """tests/data holds a copy for clones without shared/; it must not drift from the spec."""
+    here = games_examples_file()
+    vendored = ROOT / "tests" / "data" / "games-examples.jsonl"
+    if here == vendored:
+        pytest.skip("shared/spec is not beside this checkout; only the copy is available")
+    assert here.read_bytes() == vendored.read_bytes(), "refresh tests/data/games-examples.jsonl"
