@@ -126,8 +126,8 @@ export function doneWords(done, event, game) {
 }
 
 /** The naturals and pairs of a round result, in words or (`short`) as P/B. */
-export function roundFlags(r, short = false) {
-  const [p, b] = short ? ["P", "B"] : ["player", "banker"];
+export function roundFlags(r, short = false, game = "punto_banco") {
+  const [p, b] = short ? ["P", "B"] : [handTitle(game, "player").toLowerCase(), "banker"];
   return [r.player_natural && `${p} natural`, r.banker_natural && `${b} natural`,
           r.player_pair && `${p} pair`, r.banker_pair && `${b} pair`].filter(Boolean);
 }
@@ -138,7 +138,7 @@ export function winnerWords(r, game = "punto_banco") {
   const pt = r.player_total;
   const bt = r.banker_total;
   if (r.winner === "tie") return `Tie ${pt} to ${bt}`;
-  const flags = roundFlags(r);
+  const flags = roundFlags(r, false, game);
   const score = r.winner === "player" ? `${pt} to ${bt}` : `${bt} to ${pt}`;
   return `${handTitle(game, r.winner)} wins ${score}${flags.length ? ` · ${flags.join(", ")}` : ""}`;
 }

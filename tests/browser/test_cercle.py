@@ -203,3 +203,10 @@ def test_a_chemin_de_fer_round(page: Page, tmp_path: Path) -> None:
         assert [r["event"] for r in decisions] == [
             {"type": "decision", "hand": "player", "draw": False}
         ]
+        # Round 2: the ponte's natural ends it, no option is offered.
+        assert send(live, {"type": "close_bets"})["round"] == 2
+        deal(live, ["9S", "2D", "KH", "5C"])
+        expect(page.locator("#outcome")).to_have_text("Ponte wins 9 to 7 · ponte natural")
+        expect(page.locator("#player-hand")).to_have_class("hand player won")
+        expect(page.locator("#decision")).to_be_hidden()
+        expect(page.locator("#recent li")).to_have_text(["B", "P"])
