@@ -8,6 +8,7 @@ round. Every round below is worked out by hand from its cards (A = 1, T J Q K = 
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -268,3 +269,33 @@ def test_bad_cercle_paytables_say_what_is_wrong(tmp_path: Path, text: str, messa
     with pytest.raises(PaytableError, match=None) as caught:
         paytables.load(str(path))
     assert message in str(caught.value)
+
+
+def test_the_commands_say_odds_are_not_offered_for_a_cercle_game(tmp_path: Path) -> None:
+    from tests.conftest import run_station
+
+    odds = run_station("odds", "--paytable", "chemin_de_fer")
+    assert odds.returncode == 2
+    assert b"odds are offered for punto banco only; this table plays chemin de fer" in odds.stderr
+    (tmp_path / "station.toml").write_text('[table]\ngame = "baccarat_banque"\n')
+    configured = run_station("odds", "--config", str(tmp_path / "station.toml"))
+    assert configured.returncode == 2 and b"baccarat banque" in configured.stderr
+    other = run_station(
+        "replay", "--game", "baccarat_banque", "--paytable", "traditional", stdin=b""
+    )
+    assert other.returncode == 2
+    assert (
+        b"paytable traditional is for punto_banco, but the table plays baccarat_banque"
+        in other.stderr
+    )
+    # The game's own paytable, from --config's [table] game: accepted.
+    fine = run_station(
+        "replay",
+        "--config",
+        str(tmp_path / "station.toml"),
+        "--paytable",
+        "baccarat_banque",
+        stdin=b'{"type": "shoe"}\n',
+    )
+    assert fine.returncode == 0, fine.stderr
+    assert json.loads(fine.stdout)["ok"] is True
