@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse
 from station.api.auth import identify, station_of
 from station.api.refusals import refusals
 from station.core.events import EVENT_ROLES, VOCABULARY
+from station.core.games import GAMES
 from station.core.table import DUE_WORDS, EXPLANATIONS
 from station.live.tokens import RANK
 
@@ -99,7 +100,11 @@ EVENT_WORDS = {
 
 
 #: What the table waits for (`state.due`, `state.round.due`), in a supervisor's words.
-DUE_NAMES = {due: words for due, words in DUE_WORDS.items() if due is not None}
+#: With every game's card roles (`T1.1` .. `B.3` too: what a card read by eye is for).
+DUE_NAMES = {
+    **{role: words for game in GAMES.values() for role, words in game.role_words.items()},
+    **{due: words for due, words in DUE_WORDS.items() if due is not None},
+}
 
 
 @router.get("/api/explanations", responses=refusals(413))

@@ -5,7 +5,7 @@
 
 import { ApiError, post } from "./api.js";
 import { $ } from "./dom.js";
-import { actionLine, label } from "./format.js";
+import { actionLine, decisionWords, doneWords, label } from "./format.js";
 import { accepts, actionWords, may } from "./rules.js";
 import { say } from "./store.js";
 
@@ -32,9 +32,48 @@ function pickedCard() {
 export function slotWords(state, rules) {
   if (!state?.in_play) return "";
   const due = state.reveal_due ? "burn_reveal" : state.burns_due ? "burn" : state.round ? state.round.due : state.gated ? null : "P1";
-  if (!due) return "";
+  if (!due || due === "decision") return ""; // an option waits: no card is due before its decision
   const words = rules?.due?.[due] || due;
-  return /^[PB]\d$/.test(due) ? ` as the ${words} (${due})` : ` as the ${words}`;
+  return /^([PB]\d|(T1|T2|B)\.\d)$/.test(due) ? ` as the ${words} (${due})` : ` as the ${words}`;
+}
+
+/** The decision the supervisor chose in the banner for the option that waits, or null. */
+function chosenDecision(state) {
+  const draw = $("resume-draw").value;
+  if (!draw || !state?.option) return null;
+  return { hand: state.option.hand, draw: draw === "true" };
+}
+
+/** The event a button sends and the question it asks first, or null when it has nothing
+ * to send (a card or a decision not chosen yet). What the option is, which hand it is,
+ * and whether a card is held all come from the state. */
+function eventOf(button, state, rules, words) {
+  const type = button.dataset.event;
+  const event = { type };
+  let question = words.confirm;
+  if (button.hasAttribute("data-with-card")) {
+    const card = pickedCard();
+    if (!card) return null;
+    event.card = card;
+    const slot = slotWords(state, rules);
+    question = slot ? `Resume with ${label(card)}, read by eye,${slot}?`
+      : `Resume with ${label(card)} (read by eye)? No card is due now: the table will say so.`;
+  } else if (button.hasAttribute("data-with-decision")) {
+    const decision = chosenDecision(state);
+    if (!decision) return null;
+    event.decision = decision;
+    const card = pickedCard(); // a card read by eye goes with it (the station refuses one while a card is held)
+    if (card) event.card = card;
+    const then = state.held ? ` The held card ${label(state.held)} is then placed.`
+      : card ? ` Then ${label(card)}, read by eye.` : "";
+    question = `Resume with the decision ${decisionWords(decision, state.game)} (${state.option.words})?${then}`;
+  } else if (type === "decision") {
+    if (!state?.option) return null;
+    event.hand = state.option.hand;
+    event.draw = button.dataset.draw === "true";
+    question = `${state.option.words} Record ${decisionWords(event, state.game)}?`;
+  }
+  return { event, question };
 }
 
 /** `onUnauthorized` is called when the station no longer knows the token. */
@@ -46,30 +85,26 @@ export function mountActions(store, { onUnauthorized }) {
     const type = button.dataset.event;
     const words = actionWords(rules, type);
     if (!words) return;
-    const event = { type };
-    let question = words.confirm;
-    if (button.hasAttribute("data-with-card")) {
-      const card = pickedCard();
-      if (!card) return;
-      event.card = card;
-      const slot = slotWords(store.get().state, rules);
-      question = slot ? `Resume with ${label(card)}, read by eye,${slot}?`
-        : `Resume with ${label(card)} (read by eye)? No card is due now: the table will say so.`;
-    }
+    const { state } = store.get();
+    const asked = eventOf(button, state, rules, words);
+    if (!asked) return;
+    const { event, question } = asked;
+    const done = doneWords(words.done, event, state?.game);
     if (!(await confirmAction(question))) return;
     button.disabled = true;
     try {
       const verdict = await post(event);
       const row = store.get().rows.at(verdict.seq); // the journal's row says who did it
-      const line = actionLine(row ? { ...row, card: row.event.card, done: words.done }
-        : { seq: verdict.seq, verdict, card: event.card, done: words.done, actor: store.get().me.name }, rules);
+      const line = actionLine(row ? { ...row, card: row.event.card, done }
+        : { seq: verdict.seq, verdict, card: event.card, done, actor: store.get().me.name }, rules);
       say(store, line.text, line.bad);
-      if (event.card) {
+      if (verdict.ok && event.card) {
         $("pick-rank").value = "";
         $("pick-suit").value = "";
       }
+      if (verdict.ok && event.decision) $("resume-draw").value = "";
     } catch (err) {
-      say(store, `${words.done}: ${err.message}`, true);
+      say(store, `${done}: ${err.message}`, true);
       if (err instanceof ApiError && err.status === 401) await onUnauthorized();
     } finally {
       render(store.get());
@@ -80,8 +115,19 @@ export function mountActions(store, { onUnauthorized }) {
     for (const b of buttons) {
       const type = b.dataset.event;
       b.hidden = !may(me, rules, type);
-      b.disabled = !accepts(state, type) || (b.hasAttribute("data-with-card") && !pickedCard());
+      b.disabled = !accepts(state, type) || (b.hasAttribute("data-with-card") && !pickedCard())
+        || (b.hasAttribute("data-with-decision") && !chosenDecision(state));
     }
+    // The dealer's Card / No card pair: only while an option waits for its decision.
+    $("decision").hidden = !accepts(state, "decision") || !may(me, rules, "decision");
+    // The supervisor's resume with a decision: while suspended with an option waiting
+    // (a card held or not); the held card is shown, to be placed after the decision.
+    const option = state?.suspension ? state.option : null;
+    $("resume-decision").hidden = !option || !may(me, rules, "resume");
+    $("resume-option").textContent = option ? option.words : "";
+    $("resume-held").hidden = !state?.held;
+    $("resume-held").textContent = state?.held
+      ? `Held card: ${label(state.held)}, placed once the decision is taken (no other card may go with it).` : "";
     // The table's supervisor buttons live in the banner while suspended.
     if (state?.suspension) {
       for (const b of document.querySelectorAll("#table-actions button.act[data-event=void], #table-actions button.act[data-event=end_shoe]")) {
@@ -103,7 +149,7 @@ export function mountActions(store, { onUnauthorized }) {
   }
 
   for (const b of buttons) b.addEventListener("click", () => act(b));
-  for (const id of ["pick-rank", "pick-suit"]) $(id).addEventListener("change", () => render(store.get()));
+  for (const id of ["pick-rank", "pick-suit", "resume-draw"]) $(id).addEventListener("change", () => render(store.get()));
   store.subscribe(["state", "me", "rules"], render);
   store.subscribe(["said"], renderSaid);
 }

@@ -3,7 +3,7 @@
 // and the reads fetched again when a round ends or a shoe changes (history and roads, odds).
 
 import { api } from "./api.js";
-import { actionLine } from "./format.js";
+import { actionLine, doneWords } from "./format.js";
 import { actionWords } from "./rules.js";
 import { say } from "./store.js";
 
@@ -30,7 +30,7 @@ export function createFeed(store) {
     addRows([row]);
     const { rules } = store.get();
     const words = actionWords(rules, row.event.type);
-    if (words) showAction(row, words.done);
+    if (words) showAction(row, doneWords(words.done, row.event, store.get().state?.game));
   }
 
   function onState(state) {

@@ -79,21 +79,74 @@ export function explain(errors, code) {
   return code ? errors[code] || code : "ok";
 }
 
+/** The games' names and their hands' names as the page titles them (the station's hand
+ * codes: `player`, `banker`, `tableau1`, `tableau2`; in chemin de fer the player is the
+ * ponte). Words only: what each hand does comes from the state. */
+export const GAME_TITLES = { punto_banco: "punto banco", chemin_de_fer: "chemin de fer", baccarat_banque: "baccarat banque" };
+const HAND_TITLES = { player: "Player", banker: "Banker", tableau1: "Tableau 1", tableau2: "Tableau 2" };
+const CHEMIN_HANDS = { player: "Ponte", banker: "Banker" };
+
+export function gameTitle(game) {
+  return GAME_TITLES[game] || spaced(game || "");
+}
+
+/** A hand's title at the table's game: "Player", "Ponte", "Tableau 1". */
+export function handTitle(game, hand) {
+  return (game === "chemin_de_fer" ? CHEMIN_HANDS[hand] : HAND_TITLES[hand]) || spaced(hand);
+}
+
+/** Whether a result is baccarat banque's (an outcome per tableau, not one winner). */
+export function isBanque(r) {
+  return Boolean(r && "tableau1_outcome" in r);
+}
+
+const OUTCOME_WORDS = { win: "wins", lose: "loses", tie: "ties" };
+
+/** "Tableau 1 wins 9 to 7 · tableau 2 ties 7 to 7 · naturals: tableau 1": each tableau
+ * against the banker, as the result says. */
+export function banqueWords(r) {
+  const sides = ["tableau1", "tableau2"].map((t, i) =>
+    `${i ? "tableau" : "Tableau"} ${i + 1} ${OUTCOME_WORDS[r[`${t}_outcome`]] || r[`${t}_outcome`]} ${r[`${t}_total`]} to ${r.banker_total}`);
+  const naturals = r.naturals?.length ? ` · ${r.naturals.length === 1 ? "natural" : "naturals"}: ${r.naturals.map((h) => handTitle("baccarat_banque", h).toLowerCase()).join(", ")}` : "";
+  return `${sides.join(" · ")}${naturals}`;
+}
+
+/** A decision in words: "tableau 1: card", "banker: no card". */
+export function decisionWords(decision, game) {
+  if (!decision) return "";
+  const who = decision.hand ? `${handTitle(game, decision.hand).toLowerCase()}: ` : "";
+  return `${who}${decision.draw ? "card" : "no card"}`;
+}
+
+/** What an action did, for the last-action line: the event's words, and for a decision
+ * (or a resume with one) which hand and what it decided. */
+export function doneWords(done, event, game) {
+  const decision = event?.type === "decision" ? event : event?.decision;
+  return decision ? `${done} (${decisionWords(decision, game)})` : done;
+}
+
 /** The naturals and pairs of a round result, in words or (`short`) as P/B. */
-export function roundFlags(r, short = false) {
-  const [p, b] = short ? ["P", "B"] : ["player", "banker"];
+export function roundFlags(r, short = false, game = "punto_banco") {
+  const [p, b] = short ? ["P", "B"] : [handTitle(game, "player").toLowerCase(), "banker"];
   return [r.player_natural && `${p} natural`, r.banker_natural && `${b} natural`,
           r.player_pair && `${p} pair`, r.banker_pair && `${b} pair`].filter(Boolean);
 }
 
 /** "Player wins 9 to 7 · player natural", "Tie 6 to 6". */
-export function winnerWords(r) {
+export function winnerWords(r, game = "punto_banco") {
+  if (isBanque(r)) return banqueWords(r);
   const pt = r.player_total;
   const bt = r.banker_total;
   if (r.winner === "tie") return `Tie ${pt} to ${bt}`;
-  const flags = roundFlags(r);
+  const flags = roundFlags(r, false, game);
   const score = r.winner === "player" ? `${pt} to ${bt}` : `${bt} to ${pt}`;
-  return `${r.winner === "player" ? "Player" : "Banker"} wins ${score}${flags.length ? ` · ${flags.join(", ")}` : ""}`;
+  return `${handTitle(game, r.winner)} wins ${score}${flags.length ? ` · ${flags.join(", ")}` : ""}`;
+}
+
+/** A result in a few words for the journal: "player 9–7", "tableau 1 win, tableau 2 tie". */
+export function resultText(r) {
+  if (isBanque(r)) return `tableau 1 ${r.tableau1_outcome}, tableau 2 ${r.tableau2_outcome}`;
+  return `${r.winner} ${r.player_total}–${r.banker_total}`;
 }
 
 /** A journal event in words. */
@@ -101,7 +154,11 @@ export function describe(event) {
   const { type } = event;
   if (type === "notice") return `notice: ${event.message}`;
   if (type === "card") return `card ${event.card ? label(event.card) : "unreadable"}`;
-  if (type === "resume" && event.card) return `resume with ${label(event.card)}`;
+  if (type === "decision") return `decision: ${decisionWords(event)}`;
+  if (type === "resume" && (event.card || event.decision)) {
+    const parts = [event.decision && decisionWords(event.decision), event.card && label(event.card)];
+    return `resume with ${parts.filter(Boolean).join(", ")}`;
+  }
   if (type === "fault") return `fault${event.detail ? `: ${event.detail}` : ""}`;
   return spaced(type);
 }
@@ -111,7 +168,7 @@ export function verdictText(v, errors) {
   if (!v) return "";
   if (!v.ok) return `${v.error}: ${errors[v.error] || ""}`;
   const parts = [v.role, v.round != null && `round ${v.round}`, v.voided_round != null && `voided round ${v.voided_round}`,
-                 v.result && `${v.result.winner} ${v.result.player_total}–${v.result.banker_total}`];
+                 v.result && resultText(v.result)];
   return parts.filter(Boolean).join(" · ") || "ok";
 }
 

@@ -2,7 +2,7 @@
 // shoe has its first result, the shoe before it stays on show, marked as the previous one.
 
 import { $, fill, h } from "./dom.js";
-import { label, plural, roundFlags } from "./format.js";
+import { handTitle, label, plural, roundFlags } from "./format.js";
 
 /** The shoe the history and the roads show: this one, or while it has no round yet the
  * previous one (`previous` true). */
@@ -19,14 +19,39 @@ function render({ history: hist }) {
   $("history-shoe").textContent = !hist.shoe ? ""
     : shown.previous ? `shoe #${hist.shoe}: no round yet · previous ${about} (finished)` : about;
   $("history").classList.toggle("previous-shoe", shown.previous);
-  const rows = shown.rounds.slice().reverse().map((r) => h("tr", { class: r.winner, "data-round": r.round },
+  const game = hist.game || "punto_banco";
+  drawHead(game);
+  const rows = shown.rounds.slice().reverse().map((r) => (game === "baccarat_banque" ? banqueRow(r) : h("tr", { class: r.winner, "data-round": r.round },
     h("td", { text: String(r.round) }),
     h("td", { class: "cardtext", text: r.player.map(label).join(" ") }),
     h("td", { class: "cardtext", text: r.banker.map(label).join(" ") }),
     h("td", { class: "num", text: `${r.player_total} – ${r.banker_total}` }),
     h("td", { class: "winner", text: r.winner }),
-    h("td", { text: roundFlags(r, true).join(", ") })));
+    h("td", { text: roundFlags(r, true).join(", ") }))));
   fill($("history-body"), rows);
+}
+
+/** The columns of the table's game: its hands, then totals and outcome(s). */
+function drawHead(game) {
+  const head = $("history-head");
+  if (head.dataset.game === game) return;
+  head.dataset.game = game;
+  const hands = game === "baccarat_banque" ? ["tableau1", "tableau2", "banker"] : ["player", "banker"];
+  const outcome = game === "baccarat_banque" ? ["Tableau 1", "Tableau 2", "Naturals"] : ["Winner", "Flags"];
+  const names = ["Round", ...hands.map((hand) => handTitle(game, hand)), "Totals", ...outcome];
+  fill(head, [h("tr", {}, ...names.map((n) => h("th", { scope: "col", text: n })))]);
+}
+
+/** A baccarat banque round: each tableau's and the banker's cards, the totals (tableau 1,
+ * tableau 2, banker) and each tableau's outcome against the banker. */
+function banqueRow(r) {
+  return h("tr", { "data-round": r.round },
+    h("td", { text: String(r.round) }),
+    ...["tableau1", "tableau2", "banker"].map((hand) => h("td", { class: "cardtext", text: r[hand].map(label).join(" ") })),
+    h("td", { class: "num", text: `${r.tableau1_total} · ${r.tableau2_total} – ${r.banker_total}` }),
+    h("td", { class: `outcome ${r.tableau1_outcome}`, text: r.tableau1_outcome }),
+    h("td", { class: `outcome ${r.tableau2_outcome}`, text: r.tableau2_outcome }),
+    h("td", { text: (r.naturals || []).map((hand) => handTitle("baccarat_banque", hand).toLowerCase()).join(", ") }));
 }
 
 export function mountHistory(store) {

@@ -3,7 +3,7 @@
 // (the first answer takes seconds) and when they cannot be had.
 
 import { $, fill, h } from "./dom.js";
-import { pct, plural, spaced } from "./format.js";
+import { gameTitle, pct, plural, spaced } from "./format.js";
 
 /** What the odds were worked out over, in words that add up with the shoe's cards:
  * "over the 306 cards not seen: 304 left in the shoe + 2 unreadable (…)". */
@@ -25,12 +25,18 @@ function render({ odds: read }) {
     status.textContent = "working out the odds…";
     return;
   }
+  const { answer } = read;
+  // A cercle game's table: the station offers no odds (its answer says why); the panel
+  // says so rather than showing punto banco's figures.
+  const notOffered = answer?.offered === false;
+  $("odds").classList.toggle("not-offered", notOffered);
   if (read.error) {
     status.textContent = `The odds could not be worked out: ${read.error}. They are asked for again when a round opens or ends.`;
+  } else if (notOffered) {
+    status.textContent = `Odds are not offered for ${gameTitle(answer.game)}.`;
   } else {
     status.textContent = read.pending ? "working out the odds…" : "";
   }
-  const { answer } = read;
   if (!answer) return;
   const o = answer.odds;
   $("odds-round").textContent = o ? `round ${o.next_round}${answer.betting_closed ? " (betting closed)" : ""}` : "";

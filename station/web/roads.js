@@ -143,14 +143,64 @@ export function drawRoads(roads) {
   drawAsk("road-ask", roads);
 }
 
+const OUTCOME_COLOURS = { win: "#1565c0", lose: "#c62828", tie: "#2e7d32" };
+const OUTCOME_LETTER = { win: "W", lose: "L", tie: "T" };
+
+/** Baccarat banque: a tableau's bead plate, its outcome against the banker each round
+ * (W, L or T; a dot for its natural), placed by station/core/roads.py. */
+export function drawTableauPlate(id, tableau, plate, rows) {
+  const size = 24;
+  const cells = plate.bead_plate;
+  const svg = grid(columns(cells, 10), rows, size, `${tableau} bead plate, ${plural(cells.length, "round")}`);
+  for (const b of cells) {
+    const cx = b.x * size + size / 2;
+    const cy = b.y * size + size / 2;
+    const g = s("g", { class: `bead ${b.outcome}`, "data-round": b.round });
+    g.append(s("title", {}, `Round ${b.round}: ${tableau} ${b.outcome}, ${b.total} against the banker's ${b.banker_total}`
+      + `${b.natural ? ", natural" : ""}${b.banker_natural ? ", banker natural" : ""}`));
+    g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: OUTCOME_COLOURS[b.outcome] }));
+    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "bead-letter" }, OUTCOME_LETTER[b.outcome]));
+    if (b.natural) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 3, fill: "#ffb300", class: "natural" }));
+    svg.append(g);
+  }
+  show(id, svg, cells, size);
+}
+
+/** The roads of a baccarat banque shoe: a bead plate per tableau, its counts, and the last
+ * results beside the round (tableau 1's and tableau 2's letters). */
+function renderBanque(history, shown) {
+  const { roads } = shown;
+  const counts = (t) => `W ${roads[t].counts.win} · L ${roads[t].counts.lose} · T ${roads[t].counts.tie}`;
+  const total = `${plural(roads.counts.rounds, "round")} · banker naturals ${roads.counts.banker_natural}`;
+  $("road-counts").textContent = shown.previous ? `previous shoe #${shown.shoe} (finished): ${total}` : total;
+  $("road-t1-counts").textContent = counts("tableau1");
+  $("road-t2-counts").textContent = counts("tableau2");
+  drawTableauPlate("road-tableau1", "tableau 1", roads.tableau1, roads.rows);
+  drawTableauPlate("road-tableau2", "tableau 2", roads.tableau2, roads.rows);
+  const own = history.roads; // this shoe's only
+  const recent = own.game === "baccarat_banque" ? own.tableau1.bead_plate.slice(-12).map((b, i, list) => {
+    const other = own.tableau2.bead_plate[own.tableau2.bead_plate.length - list.length + i];
+    return h("li", { class: "mini banque", title: `Round ${b.round}: tableau 1 ${b.outcome}, tableau 2 ${other.outcome}` },
+      h("span", { class: b.outcome, text: OUTCOME_LETTER[b.outcome] }), h("span", { class: other.outcome, text: OUTCOME_LETTER[other.outcome] }));
+  }) : [];
+  fill($("recent"), recent);
+}
+
 function render({ history }) {
   if (!history) return;
   const shown = shownShoe(history);
   const { roads } = shown;
+  const banque = roads.game === "baccarat_banque";
+  $("roads-banque").hidden = !banque;
+  for (const row of document.querySelectorAll("[data-roads=baccarat]")) row.hidden = banque;
+  $("roads").classList.toggle("previous-shoe", shown.previous);
+  if (banque) {
+    renderBanque(history, shown);
+    return;
+  }
   const c = roads.counts;
   const counts = `B ${c.banker} · P ${c.player} · T ${c.tie} · pairs P ${c.player_pair} B ${c.banker_pair}`;
   $("road-counts").textContent = shown.previous ? `previous shoe #${shown.shoe} (finished): ${counts}` : counts;
-  $("roads").classList.toggle("previous-shoe", shown.previous);
   drawRoads(roads);
   const recent = history.roads.bead_plate.slice(-12).map((b) => // this shoe's only
     h("li", { class: `mini ${b.winner}`, title: `Round ${b.round}: ${b.winner}`, text: LETTER[b.winner] }));

@@ -2,8 +2,40 @@
 // progress (cards out, burn, cut card, rounds, the reader).
 
 import { face } from "./cards.js";
-import { $ } from "./dom.js";
-import { cardsWords, label, total, winnerWords } from "./format.js";
+import { $, fill, h } from "./dom.js";
+import { cardsWords, handTitle, isBanque, label, total, winnerWords } from "./format.js";
+
+const ROLES = {
+  player: ["P1", "P2", "P3"],
+  banker: ["B1", "B2", "B3"],
+  tableau1: ["T1.1", "T1.2", "T1.3"],
+  tableau2: ["T2.1", "T2.2", "T2.3"],
+};
+const BANQUE_ROLES = { ...ROLES, banker: ["B.1", "B.2", "B.3"] };
+const OUTCOME_MARK = { win: "WINS", lose: "LOSES", tie: "TIE" };
+
+/** The hands in the order the page lays them out, left to right. Punto banco and chemin
+ * de fer: the state's order (player or ponte, then banker). Baccarat banque: the table
+ * seen from the punters' side, facing the banker: tableau 1 (on the banker's right) on
+ * the left, the banker in the middle, tableau 2 (on the banker's left) on the right. */
+export function layout(hands) {
+  if (hands.length === 3) return [hands[0], hands[2], hands[1]];
+  return hands;
+}
+
+/** Draw the hands' boxes for the table's game, once per game (the ids stay those of
+ * punto banco's page: `player-cards`, `banker-total`, ...). */
+function layHands(st) {
+  const box = $("hands");
+  const key = `${st.game}:${st.hands.join(",")}`;
+  if (box.dataset.game === key) return;
+  box.dataset.game = key;
+  box.className = `hands hands-${st.hands.length}`;
+  fill(box, layout(st.hands).map((hand) => h("div", { class: `hand ${hand}`, id: `${hand}-hand`, "data-hand": hand },
+    h("h3", {}, h("span", { class: "hand-title", text: handTitle(st.game, hand) }),
+      h("span", { class: "mark", id: `${hand}-mark` }), h("span", { class: "total", id: `${hand}-total` })),
+    h("div", { class: "cards", id: `${hand}-cards`, "aria-label": `${handTitle(st.game, hand)} cards` }))));
+}
 
 /** Add only the cards that are new, so a card already shown is not redrawn (and not
  * re-announced by a screen reader). */
@@ -18,38 +50,51 @@ function fillCards(id, codes, roles) {
 function renderRound(st) {
   const rnd = st.round;
   const last = st.last_result;
-  let player = [];
-  let banker = [];
+  const hands = st.hands || ["player", "banker"];
+  let shown = null; // the cards of each hand on show
   let title;
   let outcome = "";
   if (rnd) {
-    player = rnd.player;
-    banker = rnd.banker;
+    shown = rnd;
     title = `Round ${rnd.number}${st.last_round === rnd.number ? " (last round)" : ""}`;
   } else if (last) {
-    player = last.player;
-    banker = last.banker;
+    shown = last;
     title = `Round ${last.round} (complete)`;
-    outcome = winnerWords(last);
+    outcome = winnerWords(last, st.game);
   } else {
     title = st.in_play ? "Waiting for the first round" : "No shoe in play";
   }
   $("round-title").textContent = title;
-  fillCards("player-cards", player, ["P1", "P2", "P3"]);
-  fillCards("banker-cards", banker, ["B1", "B2", "B3"]);
-  $("player-total").textContent = player.length ? String(total(player)) : "";
-  $("banker-total").textContent = banker.length ? String(total(banker)) : "";
-  $("player-hand").classList.toggle("won", Boolean(!rnd && last?.winner === "player"));
-  $("banker-hand").classList.toggle("won", Boolean(!rnd && last?.winner === "banker"));
+  layHands({ ...st, hands });
+  const banque = hands.length === 3;
+  const done = !rnd && last;
+  const naturals = done && isBanque(last) ? last.naturals : [];
+  for (const hand of hands) {
+    const cards = shown?.[hand] || [];
+    fillCards(`${hand}-cards`, cards, (banque ? BANQUE_ROLES : ROLES)[hand] || []);
+    $(`${hand}-total`).textContent = cards.length ? String(total(cards)) : "";
+    const el = $(`${hand}-hand`);
+    // Punto banco and chemin de fer: the winner's box. Banque: each tableau's outcome
+    // against the banker, and a natural wherever the result lists one.
+    const outcomeOf = done && banque ? last[`${hand}_outcome`] : null;
+    el.classList.toggle("won", Boolean(done && (last.winner === hand || outcomeOf === "win")));
+    el.classList.toggle("lost", outcomeOf === "lose");
+    el.classList.toggle("tied", outcomeOf === "tie");
+    el.classList.toggle("option", Boolean(st.option && st.option.hand === hand));
+    const marks = [outcomeOf && OUTCOME_MARK[outcomeOf], naturals.includes(hand) && "natural"].filter(Boolean);
+    $(`${hand}-mark`).textContent = marks.join(" · ");
+  }
   $("outcome").textContent = outcome;
   $("expecting").textContent = st.expecting;
+  $("option-words").textContent = st.option ? st.option.words : "";
 }
 
 function renderProgress(st) {
   $("p-shoe").textContent = st.shoes_started ? `#${st.shoes_started}${st.in_play ? " in play" : " finished"}` : "none yet";
   $("p-cards").textContent = cardsWords(st);
   let burn = "–";
-  if (st.in_play || st.burned.length) {
+  if (st.burn === "none") burn = "none at this table";
+  else if (st.in_play || st.burned.length) {
     const reveal = st.burned[0];
     if (st.reveal_due) burn = "reveal card due";
     else if (reveal) burn = `reveal ${label(reveal)}, ${st.burned.length - 1} burned${st.burns_due ? `, ${st.burns_due} to go` : ""}`;

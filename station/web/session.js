@@ -3,6 +3,7 @@
 
 import { ApiError, api, token } from "./api.js";
 import { $ } from "./dom.js";
+import { gameTitle } from "./format.js";
 import { canRead } from "./rules.js";
 
 /** `start` (re)connects the page for the token now in use; `stop` disconnects it. */
@@ -62,6 +63,13 @@ export function mountSession(store, { start, stop }) {
     $("main").hidden = !readable;
   }
 
+  /** The game the table plays (from its state), beside the table's name. */
+  function renderGame({ state, me }) {
+    const game = state?.game ? gameTitle(state.game) : "";
+    $("game-name").textContent = game ? `· ${game}` : "";
+    if (me?.table) document.title = `Table ${me.table}${game ? ` (${game})` : ""} · Baccarat station`;
+  }
+
   function renderConn({ conn: { status, reason } }) {
     const el = $("conn");
     el.className = `conn conn-${status}`;
@@ -75,5 +83,6 @@ export function mountSession(store, { start, stop }) {
   $("logout").addEventListener("click", logout);
   store.subscribe(["me"], renderMe);
   store.subscribe(["conn"], renderConn);
+  store.subscribe(["state", "me"], renderGame);
   return { restore, logout };
 }

@@ -47,7 +47,9 @@ def confirm(page: Page, button: Locator, ok: bool = True, words: str | None = No
 
 
 def action(page: Page, event: str, where: str = "#table-actions") -> Locator:
-    return page.locator(f"{where} button.act[data-event={event}]:not([data-with-card])")
+    """The plain button of `event` (not the resume with a card or with a decision)."""
+    plain = ":not([data-with-card]):not([data-with-decision])"
+    return page.locator(f"{where} button.act[data-event={event}]{plain}")
 
 
 def send(live: Running, event: dict[str, Any]) -> dict[str, Any]:

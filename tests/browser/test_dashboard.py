@@ -190,7 +190,7 @@ def test_viewer_sees_everything_and_can_act_on_nothing(page: Page, station: Runn
     expect(page.locator("[data-viewer-note]")).to_be_visible()
     expect(page.locator("#player-cards .card[data-card='9S']")).to_be_visible()
     expect(page.locator("#journal-body tr")).not_to_have_count(0)
-    assert page.locator("button.act").count() == 8
+    assert page.locator("button.act").count() == 11
     expect(page.locator("button.act:visible")).to_have_count(0)
     expect(page.locator("fieldset.picker")).to_be_hidden()
     # and the station itself refuses the viewer's token, whatever the page shows
