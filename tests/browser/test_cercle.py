@@ -185,7 +185,7 @@ def test_a_chemin_de_fer_round(page: Page, tmp_path: Path) -> None:
         assert send(live, {"type": "close_bets"})["round"] == 1
         # ponte 2H 3S = 5 (its option), banker KD 7C = 7
         deal(live, ["2H", "KD", "3S", "7C"])
-        words = "player (the ponte): option on 5, draw or stand?"
+        words = "the ponte: option on 5, draw or stand?"
         expect(page.locator("#expecting")).to_have_text(words)
         expect(page.locator("#player-hand")).to_have_class("hand player option")
         confirm(page, decision_button(page, False), words=f"{words} Record ponte: no card?")
