@@ -170,12 +170,20 @@ class PassageSettings(Section):
         json_schema_extra=bounds(say="expected"),
         description="brightness change (0-255) that counts as a pixel moving",
     )
-    stable_frames: int = Field(
-        1,
+    rest_time: float = Field(
+        0.03,
         ge=0,
-        le=1000,
+        le=10,
+        json_schema_extra=bounds("second", say="expected"),
+        description="seconds the card must stay still before a reading",
+    )
+    rest_pixels: float = Field(
+        3.0,
+        ge=0,
+        le=100,
         json_schema_extra=bounds(say="expected"),
-        description="still frames before a reading",
+        description="pixels the card may move on the cloth (the picture's shake taken "
+        "out) and still be at rest",
     )
     read_frames: int = Field(
         3,

@@ -194,7 +194,7 @@ def test_a_region_of_interest_outside_the_frame_is_a_fault() -> None:
         ),
         ({"source": "x.avi", "zoom": 2}, r"\[reader.camera\] zoom: unknown key"),
         ({"source": "x.avi", "roi": [1, 2, 3]}, r"roi: expected \[x, y, width, height\]"),
-        ({"source": "x.avi", "stable_frames": 1.5}, "stable_frames: expected a whole number"),
+        ({"source": "x.avi", "gone_frames": 1.5}, "gone_frames: expected a whole number"),
         ({"source": "x.avi", "presence": -1}, "presence: expected a number from 0 to 1, got -1"),
         ({"source": "x.avi", "level": True}, "level: expected a whole number, got True"),
         ({"source": 3.5}, r"source: expected a string, got 3.5"),
