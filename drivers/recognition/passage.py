@@ -141,7 +141,10 @@ class PassageDetector:
         bright = brightness(small)
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
         card = np.where(bright > s.level, np.uint8(255), np.uint8(0))
-        moments = cv2.moments(card, binaryImage=True)
+        # The centre of the card stock, weighed on a soft ramp around `level`, so it
+        # follows the card by fractions of a pixel instead of jumping pixel by pixel.
+        ramp = np.clip((bright.astype(np.float32) - (s.level - 20)) / 40, 0, 1)
+        moments = cv2.moments(ramp)
         centre = None
         if moments["m00"] >= 4:
             centre = (moments["m10"] / moments["m00"], moments["m01"] / moments["m00"])
@@ -155,21 +158,21 @@ class PassageDetector:
         if self._window is None or self._window.shape != (h, w):
             self._window = cv2.createHanningWindow((w, h), cv2.CV_32F)
         # Anything brighter than the cloth is left out: the card, and the smear of a card
-        # sliding fast (dimmer than card stock): a third of the way from the cloth (most of
-        # the region) up to card stock.
+        # sliding fast (dimmer than card stock): over 60% of card stock's level, or a third
+        # of the way up to it from a light cloth (most of the region is cloth).
+        level = self.settings.level
         cloth_level = float(np.median(now.bright))
-        faint = cloth_level + (self.settings.level - cloth_level) / 3
+        faint = max(level * 0.6, cloth_level + (level - cloth_level) / 3)
         card = cv2.bitwise_or(before.bright, now.bright) > faint
         cloth = cv2.dilate(card.astype(np.uint8), np.ones((9, 9), np.uint8))
         keep = (cloth == 0).astype(np.float32)
         if float(keep.mean()) < 0.15:
             return (0.0, 0.0)
-        a = _weave(before.grey) * keep
-        b = _weave(now.grey) * keep
-        (dx, dy), response = cv2.phaseCorrelate(a, b, self._window)
+        a, b = _weave(before.grey), _weave(now.grey)
+        (dx, dy), response = cv2.phaseCorrelate(a * keep, b * keep, self._window)
         if response < MIN_RESPONSE or abs(dx) > w / 8 or abs(dy) > h / 8:
             return (0.0, 0.0)
-        return (float(dx), float(dy))
+        return _refine(a, b, keep, (float(dx), float(dy)))
 
     def measure(self, roi: Image) -> Measure:
         """Coverage, motion, shake and edge contact of this frame (and remember it)."""
@@ -312,3 +315,37 @@ def _weave(grey: Image) -> Image:
     f = grey.astype(np.float32)
     out: Image = f - cv2.GaussianBlur(f, (0, 0), 2.0)
     return out
+
+
+def _refine(before: Image, now: Image, keep: Image, start: tuple[float, float]) -> tuple[float, float]:
+    """The shift from `before` to `now` to a fraction of a pixel, from `start` (the phase
+    correlation's, which the mask's own edges pull towards zero): a few Lucas-Kanade
+    steps over the pixels to `keep` (the cloth)."""
+    h, w = before.shape
+    a = cv2.GaussianBlur(before, (0, 0), 1.0)
+    b = cv2.GaussianBlur(now, (0, 0), 1.0)
+    gx = cv2.Sobel(a, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(a, cv2.CV_32F, 0, 1, ksize=3) / 8
+    weight = keep.copy()
+    weight[:4], weight[-4:], weight[:, :4], weight[:, -4:] = 0, 0, 0, 0
+    sxx = float((weight * gx * gx).sum())
+    sxy = float((weight * gx * gy).sum())
+    syy = float((weight * gy * gy).sum())
+    det = sxx * syy - sxy * sxy
+    if det <= 1e-6 * max(sxx * syy, 1e-12):
+        return start
+    dx, dy = start
+    for _ in range(3):
+        back = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
+        moved = cv2.warpAffine(
+            b, back, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+        e = (moved - a) * weight
+        bx, by = -float((e * gx).sum()), -float((e * gy).sum())
+        step_x = (syy * bx - sxy * by) / det
+        step_y = (sxx * by - sxy * bx) / det
+        dx, dy = dx + step_x, dy + step_y
+        if abs(step_x) + abs(step_y) < 0.01:
+            break
+    return (dx, dy)

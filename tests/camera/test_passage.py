@@ -124,7 +124,7 @@ CONDITIONS = {
         fps=25.0, rest_frames=6, rest_spread=9, shake=3.0
     ),
     "rest 6-15 frames, 30 fps, shake 2 px": dict(rest_frames=6, rest_spread=9, shake=2.0),
-    "slow slide, no rest": dict(rest_frames=10, drift=3.0, shake=1.0),
+    "slow slide, no rest": dict(rest_frames=10, drift=5.0, shake=1.0),
     "nudged after it settled": dict(rest_frames=12, nudge=12.0, shake=1.0),
     "hand over the card": dict(rest_frames=12, hand_frames=6, shake=1.0),
 }
@@ -165,4 +165,4 @@ def test_a_shaken_camera_is_measured_and_taken_out() -> None:
             drifts.append(m.drift)
     assert 1.0 <= sum(shakes) / len(shakes) <= 2.0  # half to all of 2 px, every frame
     assert max(shakes) <= 2.6
-    assert max(drifts) < 1.0  # the card itself lies still on the cloth
+    assert max(drifts) < 1.5 and sum(drifts) / len(drifts) < 0.6  # the card lies still
