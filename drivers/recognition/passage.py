@@ -252,10 +252,9 @@ class PassageDetector:
             return Passage(self._read_best(), frame, -1)
         if m.whole:
             self._keep(roi, frame)
-        if not m.whole or math.isnan(m.drift):
-            self._still, self._anchor = 0, self._place.copy()
-        elif float(np.hypot(*(self._place - self._anchor))) > s.rest_pixels:
-            self._still, self._anchor = 0, self._place.copy()
+        away = float(np.hypot(*(self._place - self._anchor)))
+        if not m.whole or math.isnan(m.drift) or away > s.rest_pixels:
+            self._still, self._anchor = 0, self._place.copy()  # (again) not at rest
         else:
             self._still += 1
         need = self.rest_frames
@@ -317,7 +316,9 @@ def _weave(grey: Image) -> Image:
     return out
 
 
-def _refine(before: Image, now: Image, keep: Image, start: tuple[float, float]) -> tuple[float, float]:
+def _refine(
+    before: Image, now: Image, keep: Image, start: tuple[float, float]
+) -> tuple[float, float]:
     """The shift from `before` to `now` to a fraction of a pixel, from `start` (the phase
     correlation's, which the mask's own edges pull towards zero): a few Lucas-Kanade
     steps over the pixels to `keep` (the cloth)."""
@@ -338,7 +339,10 @@ def _refine(before: Image, now: Image, keep: Image, start: tuple[float, float]) 
     for _ in range(3):
         back = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
         moved = cv2.warpAffine(
-            b, back, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            b,
+            back,
+            (w, h),
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
             borderMode=cv2.BORDER_REPLICATE,
         )
         e = (moved - a) * weight

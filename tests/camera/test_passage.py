@@ -88,7 +88,7 @@ def test_a_card_that_never_rests_is_read_from_its_sharpest_frames_as_it_leaves()
 
 def test_a_card_never_seen_whole_is_reported_unreadable_without_a_try() -> None:
     needs_designs()
-    clip, truth = make_clip("tango", shuffled(4, 3), replace(TEST_SCENE, seed=2))
+    clip, _truth = make_clip("tango", shuffled(4, 3), replace(TEST_SCENE, seed=2))
     sure = Counting("AS")
     detector = PassageDetector(sure, PassageSettings())
     got = []
@@ -120,9 +120,7 @@ def test_the_rest_is_a_time_whatever_the_frame_rate() -> None:
 #: picture shaking by up to 3 pixels a frame, slow slides that never rest, a card nudged
 #: after it settled, a hand over the card for the first half of its rest.
 CONDITIONS = {
-    "rest 6-15 frames, 25 fps, shake 3 px": dict(
-        fps=25.0, rest_frames=6, rest_spread=9, shake=3.0
-    ),
+    "rest 6-15 frames, 25 fps, shake 3 px": dict(fps=25.0, rest_frames=6, rest_spread=9, shake=3.0),
     "rest 6-15 frames, 30 fps, shake 2 px": dict(rest_frames=6, rest_spread=9, shake=2.0),
     "slow slide, no rest": dict(rest_frames=10, drift=5.0, shake=1.0),
     "nudged after it settled": dict(rest_frames=12, nudge=12.0, shake=1.0),
