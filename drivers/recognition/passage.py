@@ -163,8 +163,14 @@ class PassageDetector:
         level = self.settings.level
         cloth_level = float(np.median(now.bright))
         faint = max(level * 0.6, cloth_level + (level - cloth_level) / 3)
-        card = cv2.bitwise_or(before.bright, now.bright) > faint
-        cloth = cv2.dilate(card.astype(np.uint8), np.ones((9, 9), np.uint8))
+        card = np.where(cv2.bitwise_or(before.bright, now.bright) > faint, 255, 0)
+        card = card.astype(np.uint8)
+        # A court card's picture is dark but moves with the card: each shape's hull.
+        contours, _ = cv2.findContours(card, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        for contour in contours:
+            if len(contour) >= 3:
+                cv2.fillConvexPoly(card, cv2.convexHull(contour), 255)
+        cloth = cv2.dilate(card, np.ones((9, 9), np.uint8))
         keep = (cloth == 0).astype(np.float32)
         if float(keep.mean()) < 0.15:
             return (0.0, 0.0)
