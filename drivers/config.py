@@ -208,6 +208,12 @@ class PassageSettings(Section):
     )
 
 
+#: Keys that are gone, and what to write instead.
+RETIRED_KEYS = {
+    "stable_frames": "no longer a key: the rest is a time now; write rest_time = 0.03 "
+    "(seconds the card must stay still) instead",
+}
+
 SOURCE_HINT = "a device index (0), a video file, an image pattern (frames/%04d.png) or a stream URL"
 
 
@@ -670,6 +676,8 @@ def _message(
     if kind == "extra_forbidden":
         if len(loc) == 1:  # a key at the top of the file
             return f"unknown section [{loc[0]}] (known: {_keys(model)})"
+        if loc and loc[-1] in RETIRED_KEYS:
+            return f"{where(loc)}: {RETIRED_KEYS[str(loc[-1])]}"
         return f"{where(loc)}: unknown key; the keys are {_keys(model)}"
     if kind == "value_error":
         return f"{where(loc)}: {error['ctx']['error']}"

@@ -234,7 +234,7 @@ class PassageDetector:
         if self._cloth_skin is not None and self._cloth_skin.shape == skin.shape:
             skin = cv2.subtract(skin, self._cloth_skin)
         on_ring = np.count_nonzero(cv2.bitwise_and(skin, ring))
-        return on_ring > max(3.0, COVERED * np.count_nonzero(ring))
+        return bool(on_ring > max(3.0, COVERED * np.count_nonzero(ring)))
 
     def feed(self, roi: Image, frame: int) -> Passage | None:
         s = self.settings

@@ -4,6 +4,7 @@ passing unreported."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -119,7 +120,7 @@ def test_the_rest_is_a_time_whatever_the_frame_rate() -> None:
 #: The conditions of issue 12, small: rests of 6 to 15 frames at 25 and 30 fps with the
 #: picture shaking by up to 3 pixels a frame, slow slides that never rest, a card nudged
 #: after it settled, a hand over the card for the first half of its rest.
-CONDITIONS = {
+CONDITIONS: dict[str, dict[str, Any]] = {
     "rest 6-15 frames, 25 fps, shake 3 px": dict(fps=25.0, rest_frames=6, rest_spread=9, shake=3.0),
     "rest 6-15 frames, 30 fps, shake 2 px": dict(rest_frames=6, rest_spread=9, shake=2.0),
     "slow slide, no rest": dict(rest_frames=10, drift=5.0, shake=1.0),
