@@ -161,7 +161,8 @@ class PassageSettings(Section):
         ge=0,
         le=1,
         json_schema_extra=bounds(say="expected"),
-        description="share of pixels changing by more than `change`: it moves",
+        description="share of pixels changing by more than `change` in an empty view: "
+        "`station calibrate clip` warns when the light flickers near it",
     )
     change: int = Field(
         24,
