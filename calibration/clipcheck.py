@@ -179,6 +179,7 @@ def check(
     tuned = base.model_copy(update={"level": int(level)})
     locator = _Locator()
     detector = PassageDetector(locator, tuned, fps)
+    detector.track_shake = True
     passages, floor = 0, []
     empty_before = False
     shakes: list[float] = []

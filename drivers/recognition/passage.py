@@ -94,6 +94,7 @@ class _Look:
     small: Image  # the region shrunk, in colour
     bright: Image
     grey: Image
+    weave: Image  # the cloth's texture (see `_weave`), float32
     card: Image  # card stock, 0/255
     centre: tuple[float, float] | None
     area: float
@@ -112,6 +113,8 @@ class PassageDetector:
         self.recogniser = recogniser
         self.settings = settings or PassageSettings()
         self.fps = fps
+        #: Measure the shake on empty frames too (calibration); else only with a card.
+        self.track_shake = False
         self.state = State.EMPTY
         self._previous: _Look | None = None
         self._cloth_skin: Image | None = None
@@ -148,7 +151,8 @@ class PassageDetector:
         centre = None
         if moments["m00"] >= 4:
             centre = (moments["m10"] / moments["m00"], moments["m01"] / moments["m00"])
-        return _Look(small, bright, grey, card, centre, float(moments["m00"]))
+        weave = _weave(grey)
+        return _Look(small, bright, grey, weave, card, centre, float(moments["m00"]))
 
     def _shift(self, before: _Look, now: _Look) -> tuple[float, float]:
         """How far the picture moved from `before` to `now` (measuring pixels), from the
@@ -161,7 +165,7 @@ class PassageDetector:
         # sliding fast (dimmer than card stock): over 60% of card stock's level, or a third
         # of the way up to it from a light cloth (most of the region is cloth).
         level = self.settings.level
-        cloth_level = float(np.median(now.bright))
+        cloth_level = float(np.median(now.bright[::4, ::4]))
         faint = max(level * 0.6, cloth_level + (level - cloth_level) / 3)
         card = np.where(cv2.bitwise_or(before.bright, now.bright) > faint, 255, 0)
         card = card.astype(np.uint8)
@@ -174,7 +178,7 @@ class PassageDetector:
         keep = (cloth == 0).astype(np.float32)
         if float(keep.mean()) < 0.15:
             return (0.0, 0.0)
-        a, b = _weave(before.grey), _weave(now.grey)
+        a, b = before.weave, now.weave
         (dx, dy), response = cv2.phaseCorrelate(a * keep, b * keep, self._window)
         if response < MIN_RESPONSE or abs(dx) > w / 8 or abs(dy) > h / 8:
             return (0.0, 0.0)
@@ -192,7 +196,9 @@ class PassageDetector:
         before = self._previous
         shake, drift, moving = 0.0, math.nan, 1.0
         if before is not None and before.bright.shape == look.bright.shape:
-            dx, dy = self._shift(before, look)
+            dx, dy = (0.0, 0.0)
+            if self.track_shake or look.centre is not None or before.centre is not None:
+                dx, dy = self._shift(before, look)  # (only a card's motion needs it)
             shake = math.hypot(dx, dy) * scale
             back = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
             h, w = look.bright.shape
