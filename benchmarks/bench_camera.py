@@ -131,7 +131,9 @@ def score_clip(
         elif card == truth[which].card:
             tally.right += 1
             if passage.waited >= 0:  # read at rest: how long after it came to rest
-                tally.latency_ms.append((passage.frame - truth[which].rest) * spf + took)
+                # (uncovered: a hand over it lifts `hand_frames` frames into the rest)
+                settled = truth[which].rest + scene.hand_frames
+                tally.latency_ms.append((passage.frame - settled) * spf + took)
         else:
             tally.wrong.append(f"{truth[which].card} as {card}")
     capture.release()
@@ -172,7 +174,7 @@ def mishaps(models: dict[str, RankSuitModel], cards: int) -> list[float]:
         for i, design in enumerate(HELD_OUT_DESIGNS):
             scene = replace(ACCURACY_SCENE, seed=200 + 10 * c + i, **knobs)
             total.add(score_clip(models[design], design, 0, 300 + 10 * c + i, scene, cards))
-        print("  " + total.line(name, width), flush=True)
+        print("  " + total.line(name, width) + _at_rest(total.latency_ms), flush=True)
         latencies += total.latency_ms
     return latencies
 
@@ -216,6 +218,16 @@ def speed() -> tuple[float, float, float]:
     capture.release()
     idle = count - reads
     return idle / detect, count / (detect + reading + decode), 1000 * reading / max(reads, 1)
+
+
+def _at_rest(latencies: list[float]) -> str:
+    """How soon the cards read at rest were read (a slow slide has none)."""
+    if not latencies:
+        return "; none read at rest"
+    return (
+        f"; {len(latencies)} read at rest, median {statistics.median(latencies):.0f} ms "
+        f"after, max {max(latencies):.0f} ms"
+    )
 
 
 def _latency(latencies: list[float], what: str) -> None:

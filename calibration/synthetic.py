@@ -141,8 +141,8 @@ class Scene:
     nudge: float = 0.0
     #: Pixels per frame a card keeps sliding instead of resting (it never comes to rest).
     drift: float = 0.0
-    #: Frames at the start of each rest with the dealer's hand (a skin-coloured blob and
-    #: its arm) over one side of the card.
+    #: The dealer's hand (a skin-coloured blob and its arm) lies over one side of the card
+    #: from the frame after it arrives until `hand_frames` frames into its rest.
     hand_frames: int = 0
 
     def key(self) -> str:
