@@ -285,6 +285,8 @@ class PassageDetector:
         look = self._previous
         assert look is not None
         ys, xs = np.nonzero(look.card)
+        if ys.size == 0:  # only card stock's dim fringe in view
+            return
         scale = roi.shape[1] / look.card.shape[1]
         y0, y1 = int(ys.min() * scale), int((ys.max() + 1) * scale)
         x0, x1 = int(xs.min() * scale), int((xs.max() + 1) * scale)
