@@ -4,6 +4,11 @@ The level that separates card stock from felt is Otsu's over the clip; the detec
 is then run with it, and the region of interest suggested is where the cards came to
 rest (with a margin). The report says how many passages were seen, so a clip of N
 cards that shows another count means the thresholds need a look.
+
+It also measures what the rest detection needs: how much the picture shakes from frame
+to frame (taken out before the card's own motion is measured), how still the cards lie
+on the cloth once settled, and the shortest rest a card made; it says whether
+`rest_time`, `read_frames` and `rest_pixels` cover them, and suggests values if not.
 """
 
 from __future__ import annotations
@@ -15,8 +20,13 @@ import numpy as np
 
 from drivers.recognition import Image, Reading, Recogniser
 from drivers.recognition.cardfind import Quad, aspect, find_card, straighten
-from drivers.recognition.passage import PassageDetector, PassageSettings, thumbnail
-from drivers.recognition.source import crop, frames, open_source
+from drivers.recognition.passage import (
+    DEFAULT_FPS,
+    PassageDetector,
+    PassageSettings,
+    thumbnail,
+)
+from drivers.recognition.source import crop, frame_rate, frames, open_source
 
 
 class _Locator:
@@ -39,6 +49,73 @@ class _Locator:
         return Reading("AS", 1.0)
 
 
+@dataclass(frozen=True)
+class Rests:
+    """What the clip showed of the cards at rest and the camera's shake."""
+
+    fps: float
+    #: The picture's own motion from one frame to the next, in pixels: its largest and
+    #: the level 95% of the frames stay under.
+    shake_max: float = 0.0
+    shake_p95: float = 0.0
+    #: How far a settled card moves on the cloth from frame to frame (95th percentile):
+    #: what is left of the shake once taken out, plus the dealer's touch.
+    card_jitter: float = 0.0
+    #: Per card: the longest run of frames it lay still, wholly in view (0: never).
+    rests: tuple[int, ...] = ()
+
+    def needed(self, settings: PassageSettings) -> int:
+        """Still frames a card needs to be read at rest with every try: the rest, then
+        one more frame per further try at an unsure card."""
+        detector = PassageDetector(_Locator(), settings, self.fps)
+        return detector.rest_frames + settings.read_frames - 1
+
+    def lines(self, settings: PassageSettings) -> list[str]:
+        s = settings
+        out = [
+            f"shake: the picture moves by up to {self.shake_max:.1f} px a frame (95% of "
+            f"frames under {self.shake_p95:.1f} px), taken out before a card's motion is "
+            f"measured; a settled card moves {self.card_jitter:.1f} px on the cloth "
+            f"(rest_pixels = {s.rest_pixels:g})"
+        ]
+        if not self.rests:
+            return out
+        rested = [r for r in self.rests if r > 0]
+        never = len(self.rests) - len(rested)
+        need = self.needed(s)
+        suggest = []
+        if rested:
+            shortest = min(rested)
+            out.append(
+                f"rests: the shortest was {shortest} still frames ({shortest / self.fps:.2f} "
+                f"s at {self.fps:g} fps); rest_time = {s.rest_time:g} s and read_frames = "
+                f"{s.read_frames} need {need}: "
+                + ("covered" if shortest >= need else "NOT covered")
+            )
+            if shortest < need:
+                tries = max(1, min(s.read_frames, shortest))
+                rest_frames = max(shortest - tries + 1, 1)
+                if rest_frames < need - s.read_frames + 1:
+                    suggest.append(f"rest_time = {(rest_frames - 0.5) / self.fps:.3f}")
+                if tries < s.read_frames:
+                    suggest.append(f"read_frames = {tries}")
+        if never:
+            out.append(
+                f"{never} of {len(self.rests)} cards never came to rest: they are read "
+                "from their sharpest frames as they leave"
+            )
+        if self.card_jitter > s.rest_pixels / 2:
+            suggest.append(f"rest_pixels = {round(max(2 * self.card_jitter, 3.0), 1):g}")
+        if suggest:
+            out.append("suggested: " + "   ".join(suggest))
+        if self.shake_max > 12:
+            out.append(
+                "note: the picture jumps by more than 12 px between frames: steady the "
+                "camera's mount, cards may not be seen at rest"
+            )
+        return out
+
+
 @dataclass
 class ClipCheck:
     frames: int
@@ -50,6 +127,7 @@ class ClipCheck:
     notes: list[str] = field(default_factory=list)
     #: The first card that came to rest and its outline (in the checked region).
     first: tuple[Image, Quad] | None = None
+    rests: Rests = field(default_factory=lambda: Rests(DEFAULT_FPS))
 
     def lines(self) -> list[str]:
         s = self.settings
@@ -62,6 +140,7 @@ class ClipCheck:
         ]
         if self.roi is not None:
             out.append(f"roi = {list(self.roi)}   (where the cards came to rest, with a margin)")
+        out.extend(self.rests.lines(s))
         out.extend(f"note: {n}" for n in self.notes)
         return out
 
@@ -79,6 +158,7 @@ def check(
     budget: int = MEMORY_BUDGET,
 ) -> ClipCheck:
     capture = open_source(source)
+    fps = frame_rate(capture) or DEFAULT_FPS
     clip: list[Image] = []
     kept, cut = 0, False
     try:
@@ -98,17 +178,51 @@ def check(
     base = settings or PassageSettings()
     tuned = base.model_copy(update={"level": int(level)})
     locator = _Locator()
-    detector = PassageDetector(locator, tuned)
+    detector = PassageDetector(locator, tuned, fps)
+    detector.track_shake = True
     passages, floor = 0, []
     empty_before = False
+    shakes: list[float] = []
+    jitter: list[float] = []
+    steps: list[float] = []
+    rests: list[int] = []
+    run = longest = 0
+    present = False
     for i, f in enumerate(clip):
         if detector.feed(f, i) is not None:
             passages += 1
         m = detector.last_measure
+        if i:
+            shakes.append(m.shake)
+        # Each card's longest still run, whatever the detector did with it.
+        if m.coverage >= tuned.presence:
+            present = True
+            if m.whole and not np.isnan(m.drift) and m.drift <= tuned.rest_pixels:
+                run += 1
+                steps.append(m.drift)
+            else:
+                if run >= 3:  # settled, not a slide slowing down
+                    jitter.extend(steps)
+                run, steps = 0, []
+            longest = max(longest, run)
+        elif present and m.coverage < tuned.presence / 2:
+            rests.append(longest)
+            if run >= 3:
+                jitter.extend(steps)
+            present, run, longest, steps = False, 0, 0, []
         empty = m.coverage < 0.001  # no card stock at all in view
         if empty and empty_before:
             floor.append(m.moving)
         empty_before = empty
+    if present:
+        rests.append(longest)
+    measured = Rests(
+        fps,
+        max(shakes, default=0.0),
+        float(np.percentile(shakes, 95)) if shakes else 0.0,
+        float(np.percentile(jitter, 95)) if jitter else 0.0,
+        tuple(rests),
+    )
     notes = []
     if cut:
         limit_mib = budget >> 20
@@ -140,7 +254,7 @@ def check(
     else:
         notes.append("no card came to rest in view: check the camera and the clip")
     return ClipCheck(
-        len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes, locator.first
+        len(clip), (w, h), tuned, passages, suggestion, motion_floor, notes, locator.first, measured
     )
 
 

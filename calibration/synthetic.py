@@ -41,6 +41,10 @@ HELD_OUT_DESIGNS = ("dondorf", "ornamental", "bellot", "neoclassical", "plastic"
 SHEET_SUITS = "CDHS"
 SHEET_RANKS = "A23456789TJQK"
 CLIP_FOURCC = "MJPG"
+#: The knobs of `Scene` added after footage was first cached (issue 12), and the version
+#: of the code that films them (raise it when that changes what they film).
+LATER_KNOBS = ("rest_spread", "shake", "nudge", "drift", "hand_frames")
+FOOTAGE_VERSION = 1
 
 
 class SyntheticError(RuntimeError):
@@ -127,9 +131,30 @@ class Scene:
     jpeg_quality: int = 60
     felt: tuple[int, int, int] = (45, 110, 40)
     seed: int = 1
+    #: Up to this many more rest frames, drawn per card (rests of `rest_frames` to
+    #: `rest_frames + rest_spread` frames).
+    rest_spread: int = 0
+    #: Pixels the whole picture may move from one frame to the next (a camera on a pole
+    #: beside the table, shaken by the players).
+    shake: float = 0.0
+    #: Pixels a settled card is pushed halfway through its rest (then it rests again).
+    nudge: float = 0.0
+    #: Pixels per frame a card keeps sliding instead of resting (it never comes to rest).
+    drift: float = 0.0
+    #: The dealer's hand (a skin-coloured blob and its arm) lies over one side of the card
+    #: from the frame after it arrives until `hand_frames` frames into its rest.
+    hand_frames: int = 0
 
     def key(self) -> str:
-        return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+        """A digest of the scene; the knobs added later count only when they are on, so
+        footage cached before them keeps its name."""
+        fields: dict[str, Any] = asdict(self)
+        for name in LATER_KNOBS:
+            if not fields[name]:
+                del fields[name]
+        if any(name in fields for name in LATER_KNOBS):
+            fields["footage"] = FOOTAGE_VERSION
+        return hashlib.sha1(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -164,12 +189,21 @@ class Camera:
         src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         dst = np.array([[t, 0], [w - t, 0], [w, h], [0, h]], np.float32)
         self.perspective = cv2.getPerspectiveTransform(src, dst)
+        #: The later knobs draw from their own generator, so footage made without them
+        #: is the same as before they existed.
+        self.extra = np.random.default_rng([scene.seed, 7])
+        self.offset = np.zeros(2)
 
     def frame(
-        self, card: Image | None, pose: tuple[float, float, float] = (0, 0, 0), speed: float = 0.0
+        self,
+        card: Image | None,
+        pose: tuple[float, float, float] = (0, 0, 0),
+        speed: float = 0.0,
+        hand: tuple[float, float, float] | None = None,
     ) -> Image:
         """One frame: `card` (BGRA) centred at pose (x, y, degrees) on the table plane,
-        moving at `speed` pixels per frame (vertically, for the motion blur)."""
+        moving at `speed` pixels per frame (vertically, for the motion blur); `hand`
+        (side -1 or 1, along -1 to 1, tone) lays a hand over that side of the card."""
         s = self.scene
         image: npt.NDArray[Any] = self.background.copy()
         if card is not None:
@@ -194,7 +228,11 @@ class Camera:
                 paint = cv2.filter2D(paint, -1, kernel)
                 alpha = cv2.filter2D(alpha, -1, kernel)[:, :, None]
             image = image * (1 - alpha) + paint
+            if hand is not None:
+                image = self._hand(image, card.shape[1] * scale, pose, hand)
         image = image * self.light * float(self.rng.uniform(0.97, 1.03))
+        if s.shake > 0:
+            image = self._shaken(image)
         if s.focus_blur > 0:
             image = cv2.GaussianBlur(image, (0, 0), s.focus_blur)
         if s.noise > 0:
@@ -203,6 +241,52 @@ class Camera:
         if s.jpeg_quality:
             _, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, s.jpeg_quality])
             out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR))
+        return out
+
+    def _hand(
+        self,
+        image: Image,
+        card_width: float,
+        pose: tuple[float, float, float],
+        hand: tuple[float, float, float],
+    ) -> Image:
+        """`image` with a hand over one long side of the card at `pose`, its arm reaching
+        out of the picture on that side; skin (no card stock) of the given tone."""
+        side, along, tone = hand
+        x, y = pose[0], pose[1]
+        point = self.perspective @ np.array([x, y, 1.0])
+        cx, cy = point[0] / point[2], point[1] / point[2]
+        hx = cx + side * card_width * 0.45
+        hy = cy + along * card_width * 0.4
+        mask = np.zeros(image.shape[:2], np.uint8)
+        axes = (round(card_width * 0.3), round(card_width * 0.22))
+        cv2.ellipse(mask, (round(hx), round(hy)), axes, 0, 0, 360, 255, -1)
+        edge = 0 if side < 0 else image.shape[1]
+        thick = round(card_width * 0.35)
+        cv2.line(mask, (round(hx), round(hy)), (edge, round(hy + side * 20)), 255, thick)
+        alpha = cv2.GaussianBlur(mask, (0, 0), 2).astype(np.float32)[:, :, None] / 255.0
+        skin = np.array([100.0, 140.0, 200.0], np.float32) * tone
+        out: Image = image * (1 - alpha) + skin * alpha
+        return out
+
+    def _shaken(self, image: Image) -> Image:
+        """`image` moved by the camera's shake: each frame the picture moves by up to
+        half to all of `shake` pixels from where it was, staying within two shakes of its
+        place."""
+        s = self.scene
+        angle = self.extra.uniform(0, 2 * np.pi)
+        step = self.extra.uniform(s.shake / 2, s.shake) * np.array([np.cos(angle), np.sin(angle)])
+        if np.hypot(*(self.offset + step)) > 2 * s.shake:
+            step = -step  # back towards its place
+        self.offset = self.offset + step
+        move = np.array([[1, 0, self.offset[0]], [0, 1, self.offset[1]]], np.float32)
+        out: Image = cv2.warpAffine(
+            image,
+            move,
+            (s.width, s.height),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REFLECT,
+        )
         return out
 
     def rest_pose(self) -> tuple[float, float, float]:
@@ -248,8 +332,7 @@ def film(
         rest = n - 1 if s.slide_frames else n
         if not s.slide_frames:
             emit(camera.frame(card, (x, y, angle)))
-        for _ in range(s.rest_frames - 1):
-            emit(camera.frame(card, (x, y, angle)))
+        x, y = _rest(camera, card, (x, y, angle), emit)
         leave = n
         for i in range(1, s.slide_frames + 1):  # taken away, speeding up
             t = i / s.slide_frames
@@ -261,6 +344,42 @@ def film(
         for _ in range(s.gap_frames):
             emit(camera.frame(None))
     return passages
+
+
+def _rest(
+    camera: Camera,
+    card: Image,
+    pose: tuple[float, float, float],
+    emit: Callable[[Image], None],
+) -> tuple[float, float]:
+    """The frames of a card at rest after the first (its last slide frame), with the
+    scene's mishaps: a hand over it, a nudge halfway, or a slow slide instead of a rest.
+    Where the card is at the end."""
+    s = camera.scene
+    x, y, angle = pose
+    frames = s.rest_frames
+    if s.rest_spread:
+        frames += int(camera.extra.integers(0, s.rest_spread + 1))
+    step = np.zeros(2)
+    if s.drift:
+        turn = camera.extra.uniform(0, 2 * np.pi)
+        step = s.drift * np.array([np.cos(turn), np.sin(turn)])
+    hand = None
+    if s.hand_frames:
+        side = -1.0 if camera.extra.uniform() < 0.5 else 1.0
+        hand = (side, float(camera.extra.uniform(-1, 1)), float(camera.extra.uniform(0.8, 1.1)))
+    push = np.zeros(2)
+    if s.nudge:
+        turn = camera.extra.uniform(0, 2 * np.pi)
+        push = s.nudge * np.array([np.cos(turn), np.sin(turn)])
+    halfway = frames // 2
+    for i in range(frames - 1):
+        if s.nudge and halfway <= i < halfway + 2:  # pushed over two frames
+            x, y = x + push[0] / 2, y + push[1] / 2
+        x, y = x + step[0], y + step[1]
+        on = hand if i < s.hand_frames - 1 else None
+        emit(camera.frame(card, (x, y, angle), float(np.hypot(*step)), on))
+    return x, y
 
 
 def make_clip(

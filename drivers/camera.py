@@ -23,7 +23,7 @@ from drivers.base import ReaderSink
 from drivers.config import RECOGNISERS, CameraSettings, ConfigError, ReaderConfig
 from drivers.recognition import Recogniser
 from drivers.recognition.scanner import Scanner, event
-from drivers.recognition.source import SourceError, kind, open_source
+from drivers.recognition.source import SourceError, frame_rate, kind, open_source
 from drivers.reconnect import DeviceError, ReconnectingReader
 
 __all__ = ["RECOGNISERS", "CameraReader", "CameraSettings", "make_recogniser"]
@@ -117,9 +117,10 @@ class CameraReader(ReconnectingReader[Any]):
         scanner = self._scanner
         assert scanner is not None, "run() makes the scanner"
         ends = kind(self.settings.source) in ("file", "sequence")
+        fps = frame_rate(capture)
+        scanner.pace(fps)  # the rest a card needs is in seconds, whatever the camera's rate
         pace = 0.0
         if self.settings.realtime:
-            fps = float(capture.get(5))  # cv2.CAP_PROP_FPS
             pace = 1.0 / fps if fps > 0 else 0.0
         started, count = time.monotonic(), 0
         next_at = started

@@ -161,7 +161,8 @@ class PassageSettings(Section):
         ge=0,
         le=1,
         json_schema_extra=bounds(say="expected"),
-        description="share of pixels changing by more than `change`: it moves",
+        description="share of pixels changing by more than `change` in an empty view: "
+        "`station calibrate clip` warns when the light flickers near it",
     )
     change: int = Field(
         24,
@@ -170,12 +171,20 @@ class PassageSettings(Section):
         json_schema_extra=bounds(say="expected"),
         description="brightness change (0-255) that counts as a pixel moving",
     )
-    stable_frames: int = Field(
-        1,
+    rest_time: float = Field(
+        0.03,
         ge=0,
-        le=1000,
+        le=10,
+        json_schema_extra=bounds("second", say="expected"),
+        description="seconds the card must stay still before a reading",
+    )
+    rest_pixels: float = Field(
+        3.0,
+        ge=0,
+        le=100,
         json_schema_extra=bounds(say="expected"),
-        description="still frames before a reading",
+        description="pixels the card may move on the cloth (the picture's shake taken "
+        "out) and still be at rest",
     )
     read_frames: int = Field(
         3,
@@ -199,6 +208,12 @@ class PassageSettings(Section):
         description="share of the region's edge the card may touch",
     )
 
+
+#: Keys that are gone, and what to write instead.
+RETIRED_KEYS = {
+    "stable_frames": "no longer a key: the rest is a time now; write rest_time = 0.03 "
+    "(seconds the card must stay still) instead",
+}
 
 SOURCE_HINT = "a device index (0), a video file, an image pattern (frames/%04d.png) or a stream URL"
 
@@ -696,6 +711,8 @@ def _message(
     if kind == "extra_forbidden":
         if len(loc) == 1:  # a key at the top of the file
             return f"unknown section [{loc[0]}] (known: {_keys(model)})"
+        if loc and loc[-1] in RETIRED_KEYS:
+            return f"{where(loc)}: {RETIRED_KEYS[str(loc[-1])]}"
         return f"{where(loc)}: unknown key; the keys are {_keys(model)}"
     if kind == "value_error":
         return f"{where(loc)}: {error['ctx']['error']}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drivers.recognition import Image, Recogniser
-from drivers.recognition.passage import Passage, PassageDetector, PassageSettings
+from drivers.recognition.passage import DEFAULT_FPS, Passage, PassageDetector, PassageSettings
 from drivers.recognition.source import crop
 
 
@@ -17,9 +17,16 @@ class Scanner:
     recogniser: Recogniser
     settings: PassageSettings
     roi: tuple[int, int, int, int] | None = None
+    #: The source's frame rate: the rest the detector waits for is in seconds.
+    fps: float = DEFAULT_FPS
 
     def __post_init__(self) -> None:
-        self.detector = PassageDetector(self.recogniser, self.settings)
+        self.detector = PassageDetector(self.recogniser, self.settings, self.fps)
+
+    def pace(self, fps: float) -> None:
+        """The frame rate the source reports (ignored if it reports none)."""
+        if fps > 0:
+            self.fps = self.detector.fps = fps
 
     def feed(self, frame: Image, index: int) -> Passage | None:
         return self.detector.feed(crop(frame, self.roi), index)

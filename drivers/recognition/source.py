@@ -11,7 +11,7 @@ import cv2
 from drivers.config import parse_roi
 from drivers.recognition import Image
 
-__all__ = ["SourceError", "crop", "frames", "kind", "open_source", "parse_roi"]
+__all__ = ["SourceError", "crop", "frame_rate", "frames", "kind", "open_source", "parse_roi"]
 
 
 class SourceError(ValueError):
@@ -48,6 +48,12 @@ def open_source(spec: str) -> cv2.VideoCapture:
         capture.release()
         raise SourceError(f"OpenCV cannot open the {how} {spec}")
     return capture
+
+
+def frame_rate(capture: cv2.VideoCapture) -> float:
+    """The frames per second the source reports (0 when it does not say)."""
+    fps = float(capture.get(cv2.CAP_PROP_FPS))
+    return fps if 0 < fps < 1000 else 0.0
 
 
 def frames(capture: cv2.VideoCapture) -> Iterator[Image]:

@@ -68,7 +68,12 @@ def add_parser(sub: Any) -> None:
         help="measure with this threshold instead (a match score, 0 to 1) (default: "
         "[reader.camera] min_confidence, else the model's own)",
     )
-    clip = jobs.add_parser("clip", help="find or check ROI and thresholds on a short clip")
+    clip = jobs.add_parser(
+        "clip",
+        help="find or check ROI and thresholds on a short clip",
+        description="Also measures the camera's shake and the shortest rest a card made, "
+        "says whether rest_time, read_frames and rest_pixels cover them and suggests values.",
+    )
     clip.add_argument(
         "--source",
         default=None,
@@ -117,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             if args.job == "clip":
                 args.source = args.source or camera.source
                 args.roi = camera.roi if args.roi is None else args.roi
+                args.passage = camera.passage  # whether the station's settings cover it
         if args.job == "camera":
             return _camera(args)
         if args.job == "report":
@@ -173,7 +179,7 @@ def _clip(args: argparse.Namespace) -> int:
 
     if not args.source:
         raise ValueError(missing("--source SRC", "source"))
-    result = check(args.source, parse_roi(args.roi, "--roi"))
+    result = check(args.source, parse_roi(args.roi, "--roi"), getattr(args, "passage", None))
     print("\n".join(result.lines()))
     if args.snapshot:
         import cv2

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from drivers.camera import make_recogniser
     from drivers.config import CameraSettings, ConfigError, describe, parse_roi
     from drivers.recognition.scanner import Scanner, event
-    from drivers.recognition.source import SourceError, frames, open_source
+    from drivers.recognition.source import SourceError, frame_rate, frames, open_source
 
     if args.model is not None and args.barcode is not None:
         print(
@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"station scan: {exc}", file=sys.stderr)
         return EXIT_USAGE
     scanner = Scanner(recogniser, settings.passage, settings.roi)
+    scanner.pace(frame_rate(capture))
     out = sys.stdout.buffer
     try:
         for passage in scanner.scan(frames(capture)):

@@ -437,3 +437,25 @@ def test_calibrate_clip_keeps_its_frames_within_a_memory_budget() -> None:
     assert cut.frames == 10 < whole.frames
     assert any("only the first 10 frames were checked" in note for note in cut.notes)
     assert not any("only the first" in note for note in whole.notes)
+
+
+def test_calibrate_clip_measures_the_shake_and_the_rests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It says how much the picture shakes, the shortest rest, whether the settings
+    cover them, and what to set when they do not."""
+    from dataclasses import replace
+
+    steady, _ = make_clip("anglo", shuffled(21, 6), TEST_SCENE)
+    assert main(["calibrate", "clip", "--source", str(steady)]) == 0
+    out = capsys.readouterr().out
+    assert "shake: the picture moves by up to 0." in out  # no shake but the weave's noise
+    assert "need 3: covered" in out and "suggested" not in out
+    shaky = replace(TEST_SCENE, fps=25.0, rest_frames=3, shake=3.0, seed=80)
+    clip, _ = make_clip("anglo", shuffled(22, 4), shaky)
+    assert main(["calibrate", "clip", "--source", str(clip)]) == 0
+    out = capsys.readouterr().out
+    shake = float(out.split("moves by up to ")[1].split()[0])
+    assert 2.5 <= shake <= 3.5
+    assert "at 25 fps" in out and "NOT covered" in out
+    assert "suggested: read_frames = 2" in out
