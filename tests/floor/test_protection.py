@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from station.core.protection import MemoryHistory, Protector, run_length
+from station.core.table import Table
 from station.live.floor_service.archive import Archive
 from station.live.journal import Journal, Pending, Row, notice
 from station.live.protection import ACTOR
@@ -77,7 +78,15 @@ def test_a_shoe_of_table_b_repeating_table_a_is_alerted_once_across_restarts(
     assert status["running"] and status["history_shoes"] == 2
 
     # A restart: the index is kept, the catch-up re-checks B's shoe, no second alert; the
-    # rest of B's shoe (and A's shoe again, under B's next shoe) raises nothing new.
+    # rest of B's shoe raises nothing new, nor does a station's own notice of the same run
+    # (same shoe, same earlier shoe: had B's station had A's shoe in its index).
+    earlier = f"A shoe at seq 2 started {rows_a[1].ts}"
+    same = notice(
+        "station", ACTOR, "same", alert="SHOE_SEQUENCE", shoe_seq=repeat_at, earlier=earlier
+    )
+    with Journal(tmp_path / "b.db") as journal:
+        journal.append([same])
+        rows_b = list(journal.rows())
     with serve_floor(config, tokens) as running:
         assert running.service.protection.wait_idle()
         assert running.tables()["protection"]["history_shoes"] == 2
@@ -101,8 +110,6 @@ def weak_shuffle_notice() -> tuple[list[dict[str, Any]], Pending]:
         for line in dealt.stdout.splitlines()
     ]
     protector = Protector(MemoryHistory(), 1, table="C")
-    from station.core.table import Table
-
     table = Table(decks=1)
     alerts = []
     for seq, event in enumerate(events, start=2):

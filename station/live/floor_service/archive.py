@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from station.core.protection import ALERT_CODES
+from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.live.floor.messages import BadMessage, JournalMessage
 from station.live.journal import (
     GENESIS,
@@ -225,6 +225,21 @@ class Alert:
             "raised": self.raised,
             "resolved": self.resolved,
         }
+
+
+def shoe_of(message: str) -> int | None:
+    """The shoe a SHOE_SEQUENCE alert's words name ("shoe at row N"), the station's or the
+    floor-wide check's: what tells the same alert again."""
+    marker = "shoe at row "
+    at = message.find(marker)
+    if at < 0:
+        return None
+    digits = ""
+    for c in message[at + len(marker) :]:
+        if not c.isdigit():
+            break
+        digits += c
+    return int(digits) if digits else None
 
 
 def lag_seconds(row: FloorRow, now: datetime | None = None) -> float:
@@ -514,10 +529,25 @@ class Archive:
         code = event.get("alert")
         if code not in ALERT_CODES:
             return
-        words = f"the station says (shoe at row {event.get('shoe_seq')}): {event.get('message')}"
+        shoe = event.get("shoe_seq")
+        if code == SHOE_SEQUENCE and self._sequence_alerted(row.table, shoe, event.get("earlier")):
+            return  # the floor-wide check said it first (same shoe, same earlier shoe)
+        words = f"the station says (shoe at row {shoe}): {event.get('message')}"
         advice = event.get("advice")
         message = f"{words}; {advice}" if isinstance(advice, str) else words
         self.add_alert(done, row.table, row.seq, code, message, received)
+
+    def _sequence_alerted(self, table: str, shoe: object, earlier: object) -> bool:
+        """Whether a SHOE_SEQUENCE alert of this table's `shoe` naming `earlier` is in."""
+        if not isinstance(shoe, int) or not isinstance(earlier, str):
+            return False
+        return any(
+            shoe_of(message) == shoe and earlier in message
+            for (message,) in self._db.execute(
+                "SELECT message FROM alert WHERE table_id = ? AND kind = ?",
+                (table, SHOE_SEQUENCE),
+            )
+        )
 
     def add_alert(
         self, done: Committed, table: str, seq: int | None, kind: str, message: str, raised: str

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from station.core.protection import SHOE_SEQUENCE, Alert, Protector, run_length
-from station.live.floor_service.archive import ALERTS_KEPT, FloorRow
+from station.live.floor_service.archive import ALERTS_KEPT, FloorRow, shoe_of
 from station.live.floor_service.archive import Alert as FloorAlert
 from station.live.floor_service.config import FloorServiceConfig
 from station.live.journal import CREATED, now_ts
@@ -193,7 +193,7 @@ class FloorProtection:
         for table, message in db.execute(
             "SELECT table_id, message FROM alert WHERE kind = ?", (SHOE_SEQUENCE,)
         ):
-            self._raised.setdefault((table, _shoe_of(message)), []).append(message)
+            self._raised.setdefault((table, shoe_of(message)), []).append(message)
 
     def _catch_up(self, db: sqlite3.Connection, heads: dict[str, int]) -> None:
         """Each table's rows from the start of its shoe before the current one (all of
@@ -315,17 +315,3 @@ def _decks_of(db: sqlite3.Connection, table: str) -> int:
             if isinstance(decks, int) and decks > 0:
                 return decks
     return DEFAULT_DECKS
-
-
-def _shoe_of(message: str) -> int | None:
-    """The shoe row an archived SHOE_SEQUENCE alert names ("shoe at row N")."""
-    marker = "shoe at row "
-    at = message.find(marker)
-    if at < 0:
-        return None
-    digits = ""
-    for c in message[at + len(marker) :]:
-        if not c.isdigit():
-            break
-        digits += c
-    return int(digits) if digits else None
