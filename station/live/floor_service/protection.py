@@ -22,6 +22,8 @@ already has (same table, shoe and earlier shoe) is not raised again.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
 import queue
 import sqlite3
@@ -44,6 +46,8 @@ log = logging.getLogger("station.floor.protection")
 
 #: The decks of a table whose journal's first row is not at hand (punto banco's usual).
 DEFAULT_DECKS = 8
+#: Rows checked at a time while catching up at start.
+CATCH_UP_CHUNK = 5000
 #: Seconds a write into the archive waits for the consumer's commit to finish.
 BUSY_TIMEOUT = 10.0
 
@@ -116,6 +120,8 @@ class FloorProtection:
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether the thread has checked everything handed to it (tests, benchmarks)."""
+        if not self.config.enabled:
+            return True
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.error is not None or (self.running and self._pending == 0):
@@ -200,11 +206,26 @@ class FloorProtection:
         them when the index is new) to its head at start, in time order across tables."""
         assert self._history is not None
         rebuild = self._history.shoes() == 0
-        rows: list[_Row] = []
+        # A connection of its own for the reads: the alerts written meanwhile go through
+        # `db`, whose read snapshot must not be held open across the consumer's commits.
+        reader = sqlite3.connect(f"file:{self.archive_path}?mode=ro", uri=True)
+        try:
+            self._catch_up_from(reader, db, heads, rebuild)
+        finally:
+            reader.close()
+
+    def _catch_up_from(
+        self,
+        reader: sqlite3.Connection,
+        db: sqlite3.Connection,
+        heads: dict[str, int],
+        rebuild: bool,
+    ) -> None:
+        sources = []
         for table, head in heads.items():
             first = 1
             if not rebuild:
-                shoes = db.execute(
+                shoes = reader.execute(
                     "SELECT seq FROM row WHERE table_id = ? AND seq <= ? AND kind = 'event' "
                     "AND json_extract(event, '$.type') = 'shoe' AND "
                     "json_extract(verdict, '$.ok') ORDER BY seq DESC LIMIT 2",
@@ -213,15 +234,21 @@ class FloorProtection:
                 if not shoes:
                     continue
                 first = shoes[-1][0]
-            rows += db.execute(
-                "SELECT table_id, seq, ts, kind, event, verdict FROM row "
-                "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                (table, first, head),
-            ).fetchall()
-        rows.sort(key=lambda r: (r[2], r[0], r[1]))
-        self._check(db, tuple(rows))
-        if rows:
-            log.info("floor protection: caught up on %d rows of %d tables", len(rows), len(heads))
+            sources.append(
+                reader.execute(
+                    "SELECT table_id, seq, ts, kind, event, verdict FROM row "
+                    "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                    (table, first, head),
+                )
+            )
+        # Streamed (a new index reads the whole archive), merged by time across tables.
+        merged = heapq.merge(*sources, key=lambda r: (r[2], r[0], r[1]))
+        total = 0
+        while chunk := tuple(itertools.islice(merged, CATCH_UP_CHUNK)):
+            self._check(db, chunk)
+            total += len(chunk)
+        if total:
+            log.info("floor protection: caught up on %d rows of %d tables", total, len(heads))
 
     def _check(self, db: sqlite3.Connection, batch: tuple[_Row, ...]) -> None:
         found: list[tuple[str, Alert]] = []
