@@ -179,7 +179,7 @@ class FloorProtection:
                 finally:
                     with self._lock:
                         self._pending -= 1
-        except (sqlite3.Error, ValueError, OSError) as exc:
+        except Exception as exc:  # the index broke, or a bug: the archive goes on
             log.exception("the floor-wide protection check stopped")
             self._off(
                 f"the floor-wide SHOE_SEQUENCE check stopped ({exc}): the archive goes on; "
