@@ -106,6 +106,8 @@ from drivers.sim.shoe import (
     MIN_CUT_DEPTH,
     CutDepth,
     VirtualShoe,
+    parse_shuffle_model,
+    reshuffled,
     resolve_cut_depth,
 )
 from station.core import events as ev
@@ -886,6 +888,7 @@ def simulate(
     game: str = "punto_banco",
     burn: Burn | None = None,
     option_draw: float = 0.5,
+    shuffle: str | None = None,
 ) -> Iterator[Event]:
     """The events of `shoes` shoes dealt by a simulated dealer, reproducible from `seed`.
 
@@ -895,8 +898,11 @@ def simulate(
     in 0..1); `faults` maps fault names to rates (see the module docstring; a key `all`
     sets every fault this table can detect, named faults override it); `rounds` caps
     the rounds of each shoe, after which the supervisor ends the shoe; `option_draw` is
-    the chance that a hand with an option draws. Arguments are checked before the first
-    event (ValueError / FaultSpecError).
+    the chance that a hand with an option draws. `shuffle` (a model of `parse_shuffle_model`,
+    e.g. "riffle:1"): each shoe after the first is its previous shoe's cards (dealt order
+    first) shuffled by it, as a dealer shuffles the discards; None (the default): every
+    shoe is new decks shuffled fairly. Arguments are checked before the first event
+    (ValueError / FaultSpecError).
     """
     deal = _deal_of(game)
     decks = deal.decks if decks is None else decks
@@ -905,6 +911,8 @@ def simulate(
     if shoes < 0:
         raise ValueError(f"shoes must be at least 0, got {shoes}")
     resolve_cut_depth(cut_depth, len(ALL_CARDS) * decks)  # a bad depth fails before any event
+    if shuffle is not None:
+        parse_shuffle_model(shuffle)  # a bad model fails before any event too
     root = random.Random(seed)
     shuffles = random.Random(root.getrandbits(64))
     dealer = Dealer(
@@ -919,11 +927,21 @@ def simulate(
         option_draw=option_draw,
         options=random.Random(root.getrandbits(64)),
     )
-    return _shoes(dealer, shuffles, shoes, cut_depth)
+    return _shoes(dealer, shuffles, shoes, cut_depth, shuffle)
 
 
 def _shoes(
-    dealer: Dealer, shuffles: random.Random, shoes: int, cut_depth: CutDepth
+    dealer: Dealer,
+    shuffles: random.Random,
+    shoes: int,
+    cut_depth: CutDepth,
+    model: str | None = None,
 ) -> Iterator[Event]:
+    previous: VirtualShoe | None = None
     for _ in range(shoes):
-        yield from dealer.deal_shoe(VirtualShoe(dealer.decks, shuffles, cut_depth))
+        if model is None or previous is None:
+            shoe = VirtualShoe(dealer.decks, shuffles, cut_depth)
+        else:
+            shoe = reshuffled(previous.order, model, shuffles, cut_depth, dealer.decks)
+        yield from dealer.deal_shoe(shoe)
+        previous = shoe

@@ -60,7 +60,11 @@ class AlertOut(BaseModel):
     id: int
     table: str
     seq: int | None = Field(description="the row it is about (null: not a readable row)")
-    kind: str = Field(description="gap, chain, altered, conflict or malformed")
+    kind: str = Field(
+        description="gap, chain, altered, conflict or malformed (the archive); SHOE_SEQUENCE "
+        "or WEAK_SHUFFLE (game protection: a station's notice, or the floor-wide check); "
+        "protection (the floor-wide check is off, table empty)"
+    )
     message: str = Field(description="what happened and what the floor did")
     raised: str = Field(description="when (UTC)")
     resolved: str | None = Field(description="when the missing rows came (gap), else null")
@@ -105,6 +109,17 @@ class FloorTable(BaseModel):
     )
 
 
+class FloorProtectionOut(BaseModel):
+    """The floor-wide SHOE_SEQUENCE check."""
+
+    enabled: bool = Field(description="[protection] enabled")
+    running: bool = Field(description="the check runs (false: off, or not started yet)")
+    error: str | None = Field(description="why it is off")
+    index: str = Field(description="the floor's index of earlier shoes")
+    history_shoes: int | None = Field(description="shoes of the floor in the index")
+    k: dict[str, int] = Field(description="the run length each table is checked at now")
+
+
 class FloorTables(BaseModel):
     """The floor: every table, the broker, the offline timeout."""
 
@@ -113,6 +128,7 @@ class FloorTables(BaseModel):
     broker_up: bool
     offline_after: float = Field(description="seconds without a heartbeat before offline")
     tables: list[FloorTable]
+    protection: FloorProtectionOut
 
 
 class Alerts(BaseModel):
@@ -224,14 +240,18 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
             broker_up=board.broker_up,
             offline_after=floor.config.floor.offline_after,
             tables=[FloorTable.model_validate(t) for t in board.tables()],
+            protection=FloorProtectionOut.model_validate(floor.protection.status()),
         )
 
     @app.get("/api/floor/alerts", responses=refusals(*READ))
     async def floor_alerts(request: Request) -> Alerts:
-        """Every open alert (a gap, a broken chain, a row that is not one) and the latest
-        resolved ones, newest first."""
+        """Every open alert (a gap, a broken chain, a row that is not one, a repeated
+        shoe or a weak shuffle, the floor-wide check being off) and the latest resolved
+        ones, newest first."""
         floor_reader(request)
-        board = service_of(request).board
-        return Alerts(alerts=[AlertOut.model_validate(a.to_api()) for a in board.alerts])
+        floor = service_of(request)
+        off = floor.protection.error_alert()
+        alerts = ([off] if off is not None else []) + floor.board.alerts
+        return Alerts(alerts=[AlertOut.model_validate(a.to_api()) for a in alerts])
 
     return app

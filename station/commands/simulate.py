@@ -34,6 +34,16 @@ def _cut_depth(text: str) -> int | float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _shuffle_model(text: str) -> str:
+    from drivers.sim.shoe import parse_shuffle_model
+
+    try:
+        parse_shuffle_model(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _option_draw(text: str) -> float:
     try:
         value = float(text)
@@ -107,6 +117,16 @@ def add_parser(sub: Any) -> None:
         "at least 16 cards (default 16)",
     )
     p.add_argument(
+        "--shuffle",
+        type=_shuffle_model,
+        default=None,
+        metavar="MODEL",
+        help="shuffle each shoe after the first from the previous shoe's cards (dealt order "
+        "first) by MODEL: uniform, none, riffle:N, strip[:N], box[:N], or steps joined by + "
+        "(e.g. riffle:3+strip+box); a weak shuffle for `station protect` to catch "
+        "(default: every shoe new decks shuffled fairly)",
+    )
+    p.add_argument(
         "--faults",
         default=None,
         metavar="SPEC",
@@ -152,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             game=game,
             burn=args.burn,
             option_draw=args.option_draw,
+            shuffle=args.shuffle,
         )
     except FaultSpecError as exc:
         print(f"station simulate: --faults: {exc}", file=sys.stderr)

@@ -125,7 +125,9 @@ function render(floor, alerts) {
   $("no-alerts").hidden = alerts.length > 0;
   fill(
     $("alerts"),
-    alerts.map((a) => h("li", { class: a.resolved ? "resolved" : "open", text: `${a.raised} · table ${a.table}: ${a.message}` })),
+    alerts.map((a) =>
+      h("li", { class: a.resolved ? "resolved" : "open", text: `${a.raised} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}` }),
+    ),
   );
 }
 

@@ -14,6 +14,7 @@ from station.live.floor_service.config import (
     BrokerConfig,
     ConfigError,
     FloorApiConfig,
+    FloorProtectionConfig,
     FloorServiceConfig,
     FloorSettings,
     FloorTableConfig,
@@ -29,6 +30,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "floor": FloorSettings,
     "api": FloorApiConfig,
     "log": LogConfig,
+    "protection": FloorProtectionConfig,
     "table": FloorTableConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps them.

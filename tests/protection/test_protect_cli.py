@@ -69,3 +69,24 @@ def test_export_lines_give_journal_seqs(tmp_path: Path) -> None:
         and alert["earlier"] == "file shoe at seq 1000 started 2026-12-01T10:00:00.000000Z"
     )
     assert alert["at_seq"] >= 1000 and alert["at_seq"] % 2 == 0
+
+
+def test_simulate_shuffle_streams_are_caught_by_protect() -> None:
+    """`station simulate --shuffle MODEL` shuffles each next shoe from the previous one's
+    cards: riffle:1 is a weak shuffle, none a repeated shoe, uniform a fair one."""
+
+    def alerts(*options: str) -> list[dict[str, object]]:
+        dealt = run_station("simulate", "--seed", "4", "--decks", "2", "--shoes", "3", *options)
+        assert dealt.returncode == 0, dealt.stderr
+        found = run_station("protect", "--decks", "2", stdin=dealt.stdout)
+        assert found.returncode == 0, found.stderr
+        return [orjson.loads(line) for line in found.stdout.splitlines()]
+
+    weak = alerts("--shuffle", "riffle:1")
+    assert [a["code"] for a in weak] == ["WEAK_SHUFFLE", "WEAK_SHUFFLE"]
+    assert len({a["shoe_seq"] for a in weak}) == 2  # the second shoe and the third
+    repeated = alerts("--shuffle", "none")
+    assert [a["code"] for a in repeated].count("SHOE_SEQUENCE") >= 2
+    assert alerts("--shuffle", "uniform") == [] and alerts() == []
+    bad = run_station("simulate", "--shuffle", "riffle:x")
+    assert bad.returncode == 2 and b"--shuffle" in bad.stderr and b"riffle:x" in bad.stderr

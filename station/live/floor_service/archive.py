@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.live.floor.messages import BadMessage, JournalMessage
 from station.live.journal import (
     GENESIS,
@@ -45,6 +46,9 @@ from station.live.journal import (
 )
 
 log = logging.getLogger("station.floor.archive")
+
+#: The actor of a station's game-protection notices (`station.live.protection.ACTOR`).
+PROTECTION_ACTOR = "protection"
 
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
@@ -221,6 +225,21 @@ class Alert:
             "raised": self.raised,
             "resolved": self.resolved,
         }
+
+
+def shoe_of(message: str) -> int | None:
+    """The shoe a SHOE_SEQUENCE alert's words name ("shoe at row N"), the station's or the
+    floor-wide check's: what tells the same alert again."""
+    marker = "shoe at row "
+    at = message.find(marker)
+    if at < 0:
+        return None
+    digits = ""
+    for c in message[at + len(marker) :]:
+        if not c.isdigit():
+            break
+        digits += c
+    return int(digits) if digits else None
 
 
 def lag_seconds(row: FloorRow, now: datetime | None = None) -> float:
@@ -440,6 +459,7 @@ class Archive:
         self._insert(row, received)
         heads[table] = (seq, row.hash)
         done.accepted.append(row)
+        self._station_protection(row, received, done)
         self._release(table, heads, received, done)
 
     def _insert(self, row: FloorRow, received: str) -> None:
@@ -492,6 +512,47 @@ class Archive:
         count the rest."""
         if self._open_alert(table, kind):
             return
+        cur = self._db.execute(
+            "INSERT INTO alert (table_id, seq, kind, message, raised) VALUES (?, ?, ?, ?, ?)",
+            (table, seq, kind, message, raised),
+        )
+        assert cur.lastrowid is not None
+        done.raised.append(Alert(cur.lastrowid, table, seq, kind, message, raised))
+
+    def _station_protection(self, row: FloorRow, received: str, done: Committed) -> None:
+        """A station's game-protection notice (SHOE_SEQUENCE, WEAK_SHUFFLE) becomes a floor
+        alert in the same transaction as its row: archived once, so shown once, restarts
+        included. Each one stays open (a supervisor's matter, not a gap that fills)."""
+        if row.kind != "notice" or row.actor != PROTECTION_ACTOR:
+            return
+        event = orjson.loads(row.event)
+        code = event.get("alert")
+        if code not in ALERT_CODES:
+            return
+        shoe = event.get("shoe_seq")
+        if code == SHOE_SEQUENCE and self._sequence_alerted(row.table, shoe, event.get("earlier")):
+            return  # the floor-wide check said it first (same shoe, same earlier shoe)
+        words = f"the station says (shoe at row {shoe}): {event.get('message')}"
+        advice = event.get("advice")
+        message = f"{words}; {advice}" if isinstance(advice, str) else words
+        self.add_alert(done, row.table, row.seq, code, message, received)
+
+    def _sequence_alerted(self, table: str, shoe: object, earlier: object) -> bool:
+        """Whether a SHOE_SEQUENCE alert of this table's `shoe` naming `earlier` is in."""
+        if not isinstance(shoe, int) or not isinstance(earlier, str):
+            return False
+        return any(
+            shoe_of(message) == shoe and earlier in message
+            for (message,) in self._db.execute(
+                "SELECT message FROM alert WHERE table_id = ? AND kind = ?",
+                (table, SHOE_SEQUENCE),
+            )
+        )
+
+    def add_alert(
+        self, done: Committed, table: str, seq: int | None, kind: str, message: str, raised: str
+    ) -> None:
+        """Insert an alert however many of its kind are open (inside a transaction)."""
         cur = self._db.execute(
             "INSERT INTO alert (table_id, seq, kind, message, raised) VALUES (?, ?, ?, ?, ?)",
             (table, seq, kind, message, raised),

@@ -188,6 +188,15 @@ class Board:
         for alert in done.raised:
             self.view(alert.table)
 
+    def checked_alerts(self, alerts: list[Alert]) -> None:
+        """The archive's alert list after the floor-wide protection check raised some
+        (unless a commit brought a newer list meanwhile)."""
+        newest = max((a.id for a in self.alerts), default=0)
+        if max((a.id for a in alerts), default=0) >= newest:
+            self.alerts = alerts
+        for alert in alerts:
+            self.view(alert.table)
+
     def heartbeat(self, beat: Heartbeat, dashboard: object = None) -> None:
         """A station's heartbeat: it is online now. `dashboard`: the URL of its own
         dashboard, if the heartbeat names one (else the config's)."""

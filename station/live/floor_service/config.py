@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from drivers.config import ConfigError, Problem, Section, bounds, describe
+from station.core.protection import FALSE_ALARM_BUDGET
 from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
 from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
 from station.live.floor.settings import URL_SCHEMES, _from_env
@@ -283,6 +284,41 @@ class FloorSettings(Section):
     )
 
 
+class FloorProtectionConfig(Section):
+    """`[protection]`: the floor-wide SHOE_SEQUENCE check over every table's archived cards
+    (README, "Game protection")."""
+
+    enabled: bool = Field(
+        True, description="check every archived card against every shoe of the floor"
+    )
+    index: Path | None = Field(
+        None,
+        strict=False,
+        description="the floor's index of earlier shoes (SQLite), relative to the config "
+        "file's folder; unset: beside the archive (<archive path>.protection)",
+    )
+    false_alarm: float = Field(
+        FALSE_ALARM_BUDGET,
+        gt=0,
+        le=0.01,
+        description="the chance a fairly shuffled shoe raises SHOE_SEQUENCE, which sets "
+        "the run length k from the number of shoes of the floor",
+    )
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        if not str(value).strip() or str(value) == ".":
+            raise ValueError("must not be empty (leave it out for the default)")
+        return _resolve(value, info)
+
+    def index_path(self, archive: Path) -> Path:
+        """Where the index is: `index`, or beside the archive."""
+        return self.index or archive.with_name(archive.name + ".protection")
+
+
 class FloorServiceConfig(Section):
     """The whole file. `source` (not a key of the file) says where it came from."""
 
@@ -291,6 +327,9 @@ class FloorServiceConfig(Section):
     floor: FloorSettings = Field(default_factory=FloorSettings, description="[floor]")
     api: FloorApiConfig = Field(default_factory=FloorApiConfig, description="[api]")
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
+    protection: FloorProtectionConfig = Field(
+        default_factory=FloorProtectionConfig, description="[protection]"
+    )
     table: tuple[FloorTableConfig, ...] = Field(
         (), strict=False, description="[[table]]: the tables the floor expects"
     )

@@ -42,6 +42,7 @@ from station.live.floor.messages import (
 from station.live.floor_service.archive import Archive, ArchiveError, Arrival, Committed
 from station.live.floor_service.board import Board
 from station.live.floor_service.config import FloorServiceConfig
+from station.live.floor_service.protection import FloorProtection
 
 log = logging.getLogger("station.floor")
 
@@ -74,6 +75,9 @@ class FloorService:
     ) -> None:
         self.config = config
         self.board = Board(config, clock)
+        #: The floor-wide SHOE_SEQUENCE check (a thread of its own, off the ack path).
+        self.protection = FloorProtection(config)
+        self.protection.on_alerts = self.board.checked_alerts
         self.archive: Archive | None = None
         self.ready = False
         #: Why the service stopped for good (the archive cannot be opened), else None.
@@ -101,6 +105,7 @@ class FloorService:
             len(self.board.views),
             rows,
         )
+        self.protection.start({t: seq for t, (seq, _) in self.archive.heads.items()})
         self.ready = True
         if self.on_ready is not None:
             self.on_ready()
@@ -117,6 +122,7 @@ class FloorService:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        await self.protection.stop()
         if self._nc is not None and not self._nc.is_closed:
             with contextlib.suppress(*BROKER_ERRORS):
                 await self._nc.close()
@@ -278,6 +284,7 @@ class FloorService:
             await asyncio.sleep(1.0)
             return
         self.board.committed(done)
+        self.protection.committed(done.accepted)
         if self.after_commit is not None:
             self.after_commit(done)
         for msg in msgs:
