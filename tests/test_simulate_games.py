@@ -555,3 +555,35 @@ def test_replaying_a_cercle_stream_twice_gives_the_same_verdicts(
 def test_every_fault_name_has_its_errors_and_every_game_a_deal() -> None:
     assert set(FAULT_ERRORS) == set(ALL_FAULTS)
     assert set(DEALS) == {"punto_banco", *CERCLE}
+
+
+def test_an_unreadable_card_set_aside_at_an_option_is_not_counted_as_a_copy() -> None:
+    """Found by hypothesis: an unreadable card at an option, set aside by a plain resume,
+    was counted by the dealer as a copy out, so a later "foreign" card was a real one."""
+    options: dict[str, Any] = {
+        "seed": 9300,
+        "game": "baccarat_banque",
+        "decks": 3,
+        "gated": False,
+        "cut_policy": "one_more",
+        "burn": "reveal",
+        "cut_depth": 16,
+        "shoes": 1,
+        "option_draw": 0.5,
+        "faults": {
+            "refused_decision": 0.125,
+            "disconnect": 0.25,
+            "decision_missing": 0.25,
+            "unreadable": 0.25,
+            "foreign": 0.25,
+        },
+    }
+    events = [dict(e) for e in simulate(**options)]
+    stream = b"".join(orjson.dumps(e) + b"\n" for e in events)
+    table = Table(
+        game="baccarat_banque", decks=3, gated=False, cut_policy="one_more", burn="reveal"
+    )
+    rows = [
+        orjson.loads(line) for line in b"".join(verdict_lines(table, iter([stream]))).splitlines()
+    ]
+    assert [r["error"] for r in rows] == [e.get("expect") for e in events]

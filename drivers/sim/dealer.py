@@ -840,7 +840,9 @@ class Dealer:
             self._emit(
                 ev.card(card, actor="reader", fault="decision_missing", expect=DECISION_MISSING)
             )
-        self._count(card)
+            self._count(card)
+        # An unreadable card counts only once a resume carries it (read by eye): one set
+        # aside by a plain resume was never identified, so its copy is not counted.
         self._suspended()
         while True:
             shown = card if carried else None  # the resume carries the card read by eye
@@ -858,6 +860,8 @@ class Dealer:
                     return
                 target = after
             decision = self._decision(hand, draw)
+            if carried:
+                self._count(card)
             if draw or self._turn[target] == _CARD:
                 self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
                 self._placed_third(target, card)
