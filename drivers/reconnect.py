@@ -120,7 +120,8 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
                 continue
             with self._device_lock:
                 self._device = device
-            self._detail = f"reading from the {name} ({self._describe()})"
+            reading = f"reading from the {name} ({self._describe()})"
+            self._detail = reading
             if not opened:
                 opened = True
                 sink.notice(
@@ -135,9 +136,11 @@ class ReconnectingReader(ABC, Generic[DeviceT]):
                     self._device = None
                 self._close(device)
             if error is None:
-                if stop.is_set():
+                # Done: stopped while reading, or for good (a video that ended, whose
+                # reader said so in its own words: they stay, even if stop came at once).
+                if self._detail == reading:
                     self._detail = "stopped"
-                else:  # done for good (a video that ended): keep its words until stopped
+                if not stop.is_set():
                     stop.wait()
                 return
             self._outage(sink, f"{name} lost: {error}")

@@ -249,3 +249,20 @@ def test_a_device_done_for_good_keeps_its_words_until_stopped() -> None:
     assert stop.waits == [None]  # waited for stop, never reopened
     assert reader.status()["detail"] == "the clip ended" and reader.closed == 1
     assert sink.events == []
+
+
+def test_a_source_that_ended_keeps_its_words_even_when_stopped_at_once() -> None:
+    """A video that ended says so in the status; an operator's stop arriving just as it
+    ended (the race a loaded machine showed) must not turn that into a plain "stopped"."""
+
+    def ends_and_is_stopped(reader: FakeReader, sink: ReaderSink, stop: threading.Event) -> None:
+        reader._detail = "clip.avi ended after 250 frames"
+        stop.set()
+
+    stop = FakeStop()
+    reader = FakeReader(stop, [False], [ends_and_is_stopped])
+    reader.run(CollectingSink(), stop)
+    assert reader.status()["detail"] == "clip.avi ended after 250 frames"
+    stopped = FakeReader(stop := FakeStop(), [False], [works_until_stopped])
+    stopped.run(CollectingSink(), stop)
+    assert stopped.status()["detail"] == "stopped"
