@@ -83,3 +83,13 @@ def test_the_readme_names_every_event_each_api_role_may_send() -> None:
     for role, named in zip(("dealer", "supervisor", "rig"), roles.groups(), strict=True):
         events = {name for name, needs in EVENT_ROLES.items() if needs == role}
         assert events <= set(re.findall(r"`(\w+)`", named)), (role, events)
+
+
+def test_the_readmes_config_table_has_a_row_per_section() -> None:
+    """The README's summary of the config names every section of the model."""
+    from station.live.config import StationConfig
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `\[([a-z_.]+)\]` \|", text, flags=re.MULTILINE))
+    sections = {n for n, f in StationConfig.model_fields.items() if n != "source"}
+    assert sections <= rows, sections - rows
