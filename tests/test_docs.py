@@ -68,3 +68,28 @@ def test_the_link_check_finds_a_link_out_of_the_repository_or_to_nothing(tmp_pat
         encoding="utf-8",
     )
     assert broken_links(probe, repo) == ["../../shared.md", "nothing.md#x"]
+
+
+def test_the_readme_names_every_event_each_api_role_may_send() -> None:
+    """`POST /api/events`' roles in the README: each role's events as the vocabulary has
+    them (a new event type, such as the cercle games' `decision`, is named there too)."""
+    from station.core.events import EVENT_ROLES
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    roles = re.search(
+        r"Roles: `dealer` \(([^)]*)\), `supervisor` \(([^)]*)\), `rig` \(([^)]*)\)", text
+    )
+    assert roles, "the README's POST /api/events paragraph lists the roles"
+    for role, named in zip(("dealer", "supervisor", "rig"), roles.groups(), strict=True):
+        events = {name for name, needs in EVENT_ROLES.items() if needs == role}
+        assert events <= set(re.findall(r"`(\w+)`", named)), (role, events)
+
+
+def test_the_readmes_config_table_has_a_row_per_section() -> None:
+    """The README's summary of the config names every section of the model."""
+    from station.live.config import StationConfig
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `\[([a-z_.]+)\]` \|", text, flags=re.MULTILINE))
+    sections = {n for n, f in StationConfig.model_fields.items() if n != "source"}
+    assert sections <= rows, sections - rows

@@ -56,6 +56,7 @@ class SimReader:
         self.decks = 8
         self._rng = random.Random(settings.seed)
         self._shoe: VirtualShoe | None = None
+        self._shuffled = False  # whether this process has shuffled a shoe yet
         self._unread: str | None = None  # the card last reported unreadable (read by eye)
         self._watching: int | None = None  # the suspension the supervisor is timing
         self._deadline = 0.0
@@ -117,6 +118,11 @@ class SimReader:
             self._detail = "shuffling"
             wait = self._wait("shoe", s.shuffle_time if snap.shoes_started else 0.5, now)
             if not wait:
+                if not self._shuffled and snap.shoes_started:
+                    # A restarted station: the seed alone would shuffle this process's first
+                    # shoe in an order the table has dealt already (a SHOE_SEQUENCE alert).
+                    self._rng = random.Random(f"{s.seed}:{snap.shoes_started}")
+                self._shuffled = True
                 self._shoe = VirtualShoe(snap.decks, self._rng, s.cut_depth)
                 self._held = None
                 self._emit(sink, ev.shoe(actor="demo-dealer"))

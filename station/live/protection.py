@@ -211,6 +211,9 @@ class ProtectionMonitor:
                 "table": table_id,
                 "seq": row.seq,
                 "ts": row.ts,
+                "event": row.event,
+                "source": row.source,
+                "actor": row.actor,
                 **alert.as_dict(),
             }
         )

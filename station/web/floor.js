@@ -8,6 +8,7 @@ import { $, fill, h } from "./dom.js";
 
 const POLL_MS = 2000;
 const WINNER_LETTER = { player: "P", banker: "B", tie: "T" };
+const OUTCOME_LETTER = { win: "W", lose: "L", tie: "T" };
 let me = null;
 let timer = null;
 
@@ -68,6 +69,13 @@ function fact(label, value, cls) {
 function bead(result) {
   const winner = result.winner || "";
   const title = Object.entries(result.totals).map(([hand, total]) => `${hand} ${total}`).join(", ");
+  if (result.outcomes) {
+    // Baccarat banque: no one winner, each tableau's outcome against the banker.
+    const tableaux = Object.entries(result.outcomes);
+    const words = tableaux.map(([hand, outcome]) => `${hand.replace(/(\d)$/, " $1")} ${outcome}`).join(", ");
+    const letters = tableaux.map(([, outcome]) => OUTCOME_LETTER[outcome] || "·").join("");
+    return h("li", { class: "outcomes", title: `Round ${result.round}: ${words} (${title})`, text: letters });
+  }
   return h("li", { class: winner, title: `Round ${result.round}: ${winner || "result"} (${title})`, text: WINNER_LETTER[winner] || "·" });
 }
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from playwright.sync_api import Page, expect
 
+from station.live.config import TableConfig
+from station.live.journal import Journal, Pending
+from tests.conftest import run_station
 from tests.floor.floorkit import (
     RunningFloor,
     floor_config,
@@ -120,3 +124,48 @@ def test_a_suspended_table_is_highlighted(page: Page, running: RunningFloor) -> 
     expect(three).to_have_class("tcard offline")
     expect(three.locator(".online")).to_have_text("offline · never heard")
     expect(page.locator("#summary")).to_contain_text("3 tables · 2 online · 1 suspended")
+
+
+@pytest.fixture
+def banque_floor(
+    tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RunningFloor]:
+    """One baccarat banque table (table-1) that has dealt some rounds."""
+    done = run_station("simulate", "--game", "baccarat_banque", "--seed", "4", "--shoes", "1")
+    assert done.returncode == 0, done.stderr
+    events = [
+        {k: v for k, v in orjson.loads(line).items() if k not in ("actor", "expect", "fault")}
+        for line in done.stdout.splitlines()
+    ][:60]
+    table = TableConfig(game="baccarat_banque").new_table()
+    with Journal(tmp_path / "t1.db") as journal:
+        journal.start("table-1", table)
+        for event in events:
+            journal.append([Pending("api", "test", event, dict(table.decide(event).verdict))])
+        rows = list(journal.rows())
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("table-1",))
+    with serve_floor(config, tokens) as running:
+        publish_rows(floor, "table-1", rows)
+        wait_for(lambda: running.table("table-1")["archived_seq"] == len(rows), "the rows")
+        yield running
+
+
+def test_a_banque_table_shows_each_tableaus_outcome(page: Page, banque_floor: RunningFloor) -> None:
+    """A banque round has no one winner: its bead gives tableau 1's and tableau 2's
+    outcomes against the banker (W, L, T), as the dashboard's last results do."""
+    login(page, banque_floor, "viewer")
+    results = banque_floor.table("table-1")["results"]
+    assert results and all(r["outcomes"] for r in results)
+    letter = {"win": "W", "lose": "L", "tie": "T"}
+    beads = page.locator(".tcard[data-table='table-1'] .beads li")
+    expect(beads).to_have_text(
+        [letter[r["outcomes"]["tableau1"]] + letter[r["outcomes"]["tableau2"]] for r in results]
+    )
+    last = results[-1]
+    expect(beads.last).to_have_attribute(
+        "title",
+        f"Round {last['round']}: tableau 1 {last['outcomes']['tableau1']}, "
+        f"tableau 2 {last['outcomes']['tableau2']} "
+        f"(tableau1 {last['totals']['tableau1']}, tableau2 {last['totals']['tableau2']}, "
+        f"banker {last['totals']['banker']})",
+    )

@@ -9,6 +9,7 @@ import random
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -168,3 +169,31 @@ def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_pat
     assert beat.round == snapshot.last_round and not beat.suspended and beat.code is None
     assert beat.hash == read_rows(config.journal.path, last - 1, 1)[0].hash
     assert_exactly_once(floor, "table-2", config.journal.path)
+
+
+def test_health_says_how_far_the_stream_holds_the_journal_while_rows_keep_coming(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """A busy table's publisher never sees an empty read (each wake-up is a commit): the
+    `published` of /api/health must still follow the rows the stream holds."""
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    config = config.model_copy(
+        update={
+            "table": config.table.model_copy(update={"id": "table-2"}),
+            "floor": station_floor(floor, "table-2"),
+        }
+    )
+    with serve(config, tokens) as live:
+        wait_published(floor, "table-2", live.station.snapshot.seq)
+
+        def health() -> dict[str, Any]:
+            floor_block: dict[str, Any] = httpx.get(f"{live.url}/api/health").json()["floor"]
+            return floor_block
+
+        wait_for(lambda: health()["state"] == "publishing", what="publishing")
+        assert live.post({"type": "shoe"}, "dealer").status_code == 200
+        for card in ("5H", "9C", "KD"):
+            assert live.post({"type": "card", "card": card}).status_code == 200
+        last = live.station.snapshot.seq
+        wait_published(floor, "table-2", last)
+        wait_for(lambda: health()["published"] == last, timeout=2.0, what=f"published {last}")

@@ -88,6 +88,9 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
     told = [b for b in told if b["type"] == "protection_alert"]
     assert [b["code"] for b in told] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
     assert told[1]["id"] == f"t-test:{found[1]['seq']}:protection_alert"
+    # Like every webhook body: the row it follows (the notice), its source and actor.
+    assert (told[1]["source"], told[1]["actor"]) == ("station", "protection")
+    assert told[1]["event"]["type"] == "notice" and told[1]["event"]["alert"] == "SHOE_SEQUENCE"
     with serve(config, tokens) as running:  # the same journal and index
         time.sleep(0.5)
         rows = journal_alerts(running)

@@ -144,6 +144,31 @@ def test_after_a_restart_the_shoe_is_ended() -> None:
     assert sink.table.shoes_started >= 2
 
 
+def shoes_cards(sink: TableSink) -> list[list[str]]:
+    """The cards of each shoe the bot dealt, in order."""
+    shoes: list[list[str]] = []
+    for event, _ in sink.log:
+        if event["type"] == "shoe":
+            shoes.append([])
+        elif event["type"] == "card" and event.get("card") and shoes:
+            shoes[-1].append(event["card"])
+    return shoes
+
+
+def test_a_restarted_bot_does_not_deal_its_first_shoe_again() -> None:
+    """The same seed after a restart would shuffle the same shoes again: the station's game
+    protection would then see a repeated shoe (SHOE_SEQUENCE) at every demo restart."""
+    sink = TableSink(decks=1)
+    play(SimReader(settings=FAST), sink, 20)
+    sink.event({"type": "restart"})
+    play(SimReader(settings=FAST), sink, 60)  # a new process, the same [reader.sim] seed
+    first, *later = shoes_cards(sink)
+    assert later and all(shoe[:8] != first[:8] for shoe in later if len(shoe) >= 8)
+    again = TableSink(decks=1)  # a new journal: the seed deals the same shoes as before
+    play(SimReader(settings=FAST), again, 20)
+    assert shoes_cards(again)[0][:8] == first[:8]
+
+
 def test_settings_are_checked() -> None:
     # Checked with the rest of the config, before any reader is made.
     with pytest.raises(

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import sqlite3
@@ -605,7 +606,9 @@ class FloorThread:
 
     @property
     def status(self) -> FloorStatus:
-        return self.publisher.status
+        """The publisher's state, with the last row the stream holds now: the state is
+        set when it changes, but a busy table's rows go out without a change of state."""
+        return dataclasses.replace(self.publisher.status, published=self.publisher.published)
 
     def committed(self) -> None:
         self.publisher.committed()
