@@ -615,20 +615,16 @@ def describe(
 
 
 def where(loc: Sequence[str | int]) -> str:
-    """How a key is named in messages: `[reader] baudrate`, `[reader.camera] roi`,
-    `[table]`, `table.decks`, `api.tokens[0].role`."""
+    """How a key is named in messages, as the TOML file writes it: `[reader] baudrate`,
+    `[reader.camera] roi`, `[table]`, `[table] decks`, `[api] tokens[0].role`."""
     parts = list(loc)
     if not parts:
         return "config"
-    if parts[0] == "reader":
-        table = "reader"
-        if len(parts) > 1 and parts[1] in ReaderConfig.SUB_TABLES:
-            table, parts = f"reader.{parts[1]}", parts[1:]
-        key = _dotted(parts[1:])
-        return f"[{table}] {key}" if key else f"[{table}]"
-    if len(parts) == 1:
-        return f"[{parts[0]}]"
-    return _dotted(parts)
+    table = str(parts[0])
+    if table == "reader" and len(parts) > 1 and parts[1] in ReaderConfig.SUB_TABLES:
+        table, parts = f"reader.{parts[1]}", parts[1:]
+    key = _dotted(parts[1:])
+    return f"[{table}] {key}" if key else f"[{table}]"
 
 
 def _dotted(parts: Sequence[str | int]) -> str:

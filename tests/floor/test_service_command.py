@@ -92,7 +92,7 @@ def test_a_bad_config_or_a_busy_port_is_refused(tmp_path: Path) -> None:
     config.write_text('[broker]\nsite = "a b"\n')
     done = run_station("floor", "--config", str(config))
     assert done.returncode == 2
-    assert b"broker.site: the site 'a b' cannot be part of a floor subject" in done.stderr
+    assert b"[broker] site: the site 'a b' cannot be part of a floor subject" in done.stderr
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

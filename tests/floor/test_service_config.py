@@ -69,10 +69,10 @@ def test_the_example_shows_every_key_with_its_default() -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("[broker]\nsite = 'a.b'\n", "broker.site: the site 'a.b' cannot be part of a floor"),
-        ("[broker]\nurl = 'http://x:4222'\n", "broker.url: expected nats://HOST:PORT"),
+        ("[broker]\nsite = 'a.b'\n", "[broker] site: the site 'a.b' cannot be part of a floor"),
+        ("[broker]\nurl = 'http://x:4222'\n", "[broker] url: expected nats://HOST:PORT"),
         ("[broker]\npassword = 'hunter2'\nuser = 'floor'\n", 'write password = "env:NAME"'),
-        ("[floor]\noffline_after = 0\n", "floor.offline_after: must be more than 0"),
+        ("[floor]\noffline_after = 0\n", "[floor] offline_after: must be more than 0"),
         ("[[table]]\nid = 't1'\n[[table]]\nid = 't1'\n", "table 't1' is listed twice"),
         ("[table]\nid = 't1'\n", "[table]"),
         ("[reader]\ndriver = 'sim'\n", "unknown section [reader]"),

@@ -117,33 +117,36 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
     ("text", "words"),
     [
         ("[tabel]\nid = 'x'", "unknown section [tabel]"),
-        ("[table]\ndeck = 6", "table.deck: unknown key"),
-        ("[table]\ndecks = 'six'", "table.decks: expected a whole number"),
-        ("[table]\ndecks = 0", "table.decks: must be at least 1"),
-        ("[table]\ngated = 1", "table.gated: expected true or false"),
-        ("[table]\ncut_policy = 'never'", "table.cut_policy: must be one of"),
-        ("[api]\nbind = '8000'", "api.bind: expected HOST:PORT"),
-        ("[api]\npublic_read = 'yes'", "api.public_read: expected true or false"),
+        ("[table]\ndeck = 6", "[table] deck: unknown key"),
+        ("[table]\ndecks = 'six'", "[table] decks: expected a whole number"),
+        ("[table]\ndecks = 0", "[table] decks: must be at least 1"),
+        ("[table]\ngated = 1", "[table] gated: expected true or false"),
+        ("[table]\ncut_policy = 'never'", "[table] cut_policy: must be one of"),
+        ("[api]\nbind = '8000'", "[api] bind: expected HOST:PORT"),
+        ("[api]\npublic_read = 'yes'", "[api] public_read: expected true or false"),
         (
             "[api]\ntokens = [{name = 'a', role = 'boss', sha256 = '%s'}]" % ("0" * 64),
-            "api.tokens[0].role: must be one of",
+            "[api] tokens[0].role: must be one of",
         ),
-        ("[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = 'abc'}]", "api.tokens[0].sha256"),
-        ("[signals]\nwebhooks = ['ftp://x']", "signals.webhooks[0]: expected an http"),
-        ("[signals]\nstop_command = 'hex:zz'", "signals.stop_command"),
+        (
+            "[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = 'abc'}]",
+            "[api] tokens[0].sha256",
+        ),
+        ("[signals]\nwebhooks = ['ftp://x']", "[signals] webhooks[0]: expected an http"),
+        ("[signals]\nstop_command = 'hex:zz'", "[signals] stop_command"),
         ("[reader]\ndriver = 'carrier-pigeon'", "[reader] driver"),
         ("[reader]\nbaud = 9600", "[reader] baud: unknown key"),
         # an unknown key in every section
-        ("[journal]\npaht = 'j.db'", "journal.paht: unknown key; the keys are path"),
-        ("[api]\nport = 8000", "api.port: unknown key; the keys are bind, public_read"),
+        ("[journal]\npaht = 'j.db'", "[journal] paht: unknown key; the keys are path"),
+        ("[api]\nport = 8000", "[api] port: unknown key; the keys are bind, public_read"),
         (
             "[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = '%s', note = 'x'}]"
             % ("0" * 64),
-            "api.tokens[0].note: unknown key; the keys are name, role, sha256",
+            "[api] tokens[0].note: unknown key; the keys are name, role, sha256",
         ),
         (
             "[signals]\nwebhook = ['http://x']",
-            "signals.webhook[0]: expected a [[signals.webhook]] table",
+            "[signals] webhook[0]: expected a [[signals.webhook]] table",
         ),
         ("[reader.sim]\nspeed = 2", "[reader.sim] speed: unknown key; the keys are seed"),
         (
@@ -153,19 +156,25 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
         ("[reader.pigeon]\nseed = 2", "[reader] pigeon: unknown key; the keys are driver, url"),
         ("source = 'x'", "unknown section [source]"),
         # strict types: no "8" for 8, no 1 for true, no 1.5 for a whole number
-        ("[table]\ndecks = '8'", "table.decks: expected a whole number, got '8'"),
-        ("[table]\ndecks = 6.0", "table.decks: expected a whole number, got 6.0"),
-        ("[table]\ngated = 'true'", "table.gated: expected true or false, got 'true'"),
-        ("[table]\nid = 7", "table.id: expected a string, got 7"),
-        ("[api]\nallow_rig = 0", "api.allow_rig: expected true or false, got 0"),
-        ("[api]\ntokens = 'abc'", "api.tokens: expected a list"),
-        ("[api]\ntokens = ['abc']", "api.tokens[0]: expected a table like"),
-        ("[api]\ntokens = [{name = 'a', role = 'dealer'}]", "api.tokens[0].sha256: required"),
-        ("[journal]\npath = 3", "journal.path: expected a path string, got 3"),
-        ("[journal]\npath = ''", "journal.path: must not be empty"),
-        ("[signals]\nwebhooks = 'http://x'", "signals.webhooks: expected a list"),
-        ("[signals]\nwebhook_attempts = true", "signals.webhook_attempts: expected a whole number"),
-        ("[signals]\nwebhook_timeout = '2'", "signals.webhook_timeout: expected a number, got '2'"),
+        ("[table]\ndecks = '8'", "[table] decks: expected a whole number, got '8'"),
+        ("[table]\ndecks = 6.0", "[table] decks: expected a whole number, got 6.0"),
+        ("[table]\ngated = 'true'", "[table] gated: expected true or false, got 'true'"),
+        ("[table]\nid = 7", "[table] id: expected a string, got 7"),
+        ("[api]\nallow_rig = 0", "[api] allow_rig: expected true or false, got 0"),
+        ("[api]\ntokens = 'abc'", "[api] tokens: expected a list"),
+        ("[api]\ntokens = ['abc']", "[api] tokens[0]: expected a table like"),
+        ("[api]\ntokens = [{name = 'a', role = 'dealer'}]", "[api] tokens[0].sha256: required"),
+        ("[journal]\npath = 3", "[journal] path: expected a path string, got 3"),
+        ("[journal]\npath = ''", "[journal] path: must not be empty"),
+        ("[signals]\nwebhooks = 'http://x'", "[signals] webhooks: expected a list"),
+        (
+            "[signals]\nwebhook_attempts = true",
+            "[signals] webhook_attempts: expected a whole number",
+        ),
+        (
+            "[signals]\nwebhook_timeout = '2'",
+            "[signals] webhook_timeout: expected a number, got '2'",
+        ),
         ("[reader]\nexclusive = 'no'", "[reader] exclusive: expected true or false, got 'no'"),
         ("[reader.sim]\nseed = 1.5", "[reader.sim] seed: expected a whole number, got 1.5"),
         ("[reader.sim]\ncut_depth = 3", "[reader.sim] cut_depth: at least 16 cards must stay"),
@@ -182,26 +191,29 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
         ("[reader]\ndriver = 'camera'", "[reader.camera]: required: the camera driver reads"),
         ("[reader]\nsim = 3", "[reader.sim]: expected a table of keys, got int"),
         # bounds, said in the message
-        ("[table]\ndecks = 17", "table.decks: must be at least 1 and at most 16, got 17"),
+        ("[table]\ndecks = 17", "[table] decks: must be at least 1 and at most 16, got 17"),
         (
             "[api]\nbind = '127.0.0.1:70000'",
-            "api.bind: expected HOST:PORT (e.g. 127.0.0.1:8000) "
+            "[api] bind: expected HOST:PORT (e.g. 127.0.0.1:8000) "
             "with a port from 0 to 65535, got '127.0.0.1:70000'",
         ),
         (
             "[signals]\nwebhook_timeout = 0",
-            "signals.webhook_timeout: must be more than 0 seconds and at most 300 seconds, got 0",
+            "[signals] webhook_timeout: must be more than 0 seconds and at most 300 seconds, got 0",
         ),
-        ("[signals]\nwebhook_timeout = 1e9", "signals.webhook_timeout: must be more than 0"),
+        ("[signals]\nwebhook_timeout = 1e9", "[signals] webhook_timeout: must be more than 0"),
         (
             "[reader]\nframe_timeout = nan",
             "[reader] frame_timeout: must be more than 0 seconds and at most 60 seconds, got nan",
         ),
         (
             "[signals]\nwebhook_attempts = 0",
-            "signals.webhook_attempts: must be at least 1 and at most 100, got 0",
+            "[signals] webhook_attempts: must be at least 1 and at most 100, got 0",
         ),
-        ("[signals]\nwebhook_backoff = -1", "signals.webhook_backoff: must be at least 0 seconds"),
+        (
+            "[signals]\nwebhook_backoff = -1",
+            "[signals] webhook_backoff: must be at least 0 seconds",
+        ),
         ("[reader]\nbaudrate = 9600000", "[reader] baudrate: must be at most 4000000"),
         (
             "[reader]\nmax_frame = 100000",
@@ -225,16 +237,16 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
         (
             "[api]\ntokens = [{name = 'a', role = 'dealer', sha256 = '" + "0" * 64 + "'}, "
             "{name = 'a', role = 'viewer', sha256 = '" + "1" * 64 + "'}]",
-            "api.tokens[1].name: 'a' is used twice",
+            "[api] tokens[1].name: 'a' is used twice",
         ),
         (
             "[reader]\nreconnect_min = 5.0\nreconnect_max = 1.0",
             "[reader] reconnect_max: must be at least reconnect_min (5.0 s)",
         ),
-        ("[log]\nformat = 'xml'", "log.format: must be one of text, json, got 'xml'"),
-        ("[log]\nlevel = 'INFO'", "log.level: must be one of debug, info, warning, error"),
-        ("[api]\nmetrics_bind = '9101x'", "api.metrics_bind: expected HOST:PORT"),
-        ("[api]\nmetrics_bind = '70000'", "api.metrics_bind: expected HOST:PORT"),
+        ("[log]\nformat = 'xml'", "[log] format: must be one of text, json, got 'xml'"),
+        ("[log]\nlevel = 'INFO'", "[log] level: must be one of debug, info, warning, error"),
+        ("[api]\nmetrics_bind = '9101x'", "[api] metrics_bind: expected HOST:PORT"),
+        ("[api]\nmetrics_bind = '70000'", "[api] metrics_bind: expected HOST:PORT"),
         ("table = 3", "[table]: expected a table"),
         ("[table\n", "not valid TOML"),
     ],
@@ -252,7 +264,7 @@ def test_every_problem_is_listed(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load(path)
     assert str(err.value).splitlines() == [
-        f"{path}: table.decks: must be at least 1 and at most 16, got 0",
+        f"{path}: [table] decks: must be at least 1 and at most 16, got 0",
         f"{path}: [reader] baudrate: expected a whole number, got '9600'",
         f"{path}: [reader] parity: expected a string, got 3",
     ]

@@ -399,7 +399,7 @@ HOOK = '[[signals.webhook]]\nurl = "http://127.0.0.1:9/hook"\n'
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        (HOOK, "signals.webhook[0].secret_file: give the signing secret as secret_file"),
+        (HOOK, "[signals] webhook[0].secret_file: give the signing secret as secret_file"),
         (HOOK + 'secret_file = "short.secret"', "is 9 bytes; it must be at least 32"),
         (HOOK + 'secret_file = "none.secret"', "secret_file: cannot read"),
         (
@@ -424,7 +424,7 @@ HOOK = '[[signals.webhook]]\nurl = "http://127.0.0.1:9/hook"\n'
             '[[signals.webhook]]\nurl = "ftp://x"\nsecret_file = "long.secret"',
             "expected an http://",
         ),
-        ('[table]\npaytable = "house.toml"', "table.paytable: no paytable"),
+        ('[table]\npaytable = "house.toml"', "[table] paytable: no paytable"),
     ],
 )
 def test_a_bad_webhook_or_paytable_config_is_a_clear_error(

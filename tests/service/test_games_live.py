@@ -64,13 +64,13 @@ def test_each_game_brings_its_defaults() -> None:
     [
         (
             {"game": "faro"},
-            "table.game: must be one of punto_banco, chemin_de_fer, baccarat_banque",
+            "[table] game: must be one of punto_banco, chemin_de_fer, baccarat_banque",
         ),
-        ({"burn": "twice"}, "table.burn: must be one of reveal, none"),
-        ({"cut_policy": "never"}, "table.cut_policy: must be one of one_more, last_round, stop"),
+        ({"burn": "twice"}, "[table] burn: must be one of reveal, none"),
+        ({"cut_policy": "never"}, "[table] cut_policy: must be one of one_more, last_round, stop"),
         (
             {"game": "baccarat_banque", "paytable": "traditional"},
-            "table.paytable: paytable traditional is for punto_banco, but this table plays "
+            "[table] paytable: paytable traditional is for punto_banco, but this table plays "
             "baccarat_banque: give a baccarat_banque paytable "
             '(the shipped one is "baccarat_banque")',
         ),

@@ -27,7 +27,7 @@ def test_a_bad_config_stops_with_the_key(tmp_path: Path) -> None:
     proc = spawn_station("run", "--config", str(config), stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
-    assert "journal.paht: unknown key" in err and str(config) in err
+    assert "[journal] paht: unknown key" in err and str(config) in err
 
 
 def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path) -> None:
