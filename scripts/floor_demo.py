@@ -27,6 +27,13 @@ from station.live.floor.broker import ADMIN_USER, Broker, BrokerError, StationUs
 ROOT = Path(__file__).resolve().parents[1]
 SITE = "demo"
 TABLES = ("demo-1", "demo-2", "demo-3", "demo-4")
+#: Each demo table's game: the floor shows every game side by side.
+GAMES = {
+    "demo-1": "punto_banco",
+    "demo-2": "punto_banco",
+    "demo-3": "chemin_de_fer",
+    "demo-4": "baccarat_banque",
+}
 TOKEN_LINE = re.compile(r"^\s+(viewer|dealer|supervisor|rig)\s+(\S+)$")
 
 
@@ -36,6 +43,7 @@ def station_config(table: str, index: int, port: int, broker: str) -> str:
     return f"""# Written by `make floor-demo` (scripts/floor_demo.py).
 [table]
 id = "{table}"
+game = "{GAMES[table]}"
 
 [reader]
 driver = "sim"
@@ -176,7 +184,9 @@ def main() -> int:
         for role, token in floor_tokens.items():
             print(f"      {role:<10} {token}")
         for table, tokens in station_tokens.items():
-            print(f"  {table:<12}  http://127.0.0.1:{ports[table]}/   (public read; dealer bot)")
+            game = GAMES[table].replace("_", " ")
+            url = f"http://127.0.0.1:{ports[table]}/"
+            print(f"  {table:<12}  {url}   (public read; dealer bot, {game})")
             for role, token in tokens.items():
                 print(f"      {role:<10} {token}")
         print("Tokens last until the demo stops. Ctrl-C stops everything.\n", flush=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.floor_demo import SITE, TABLES, floor_config, station_config
+from scripts.floor_demo import GAMES, SITE, TABLES, floor_config, station_config
 from station.live.config import from_mapping
 from station.live.floor_service.config import load
 
@@ -21,6 +21,7 @@ def test_the_demo_configs_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         text = station_config(table, i, ports[table], broker)
         station = from_mapping(tomllib.loads(text), base=tmp_path)
         assert station.table.id == table and station.reader is not None
+        assert station.table.game == GAMES[table]
         assert (station.floor.url, station.floor.site, station.floor.user) == (broker, SITE, table)
         assert station.api.bind == f"127.0.0.1:{ports[table]}"
     path = tmp_path / "floor.toml"
@@ -30,3 +31,5 @@ def test_the_demo_configs_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert [t.id for t in floor.table] == list(TABLES)
     assert floor.table[0].dashboard == "http://127.0.0.1:8101/"
     assert floor.api.demo_tokens and floor.archive.path == tmp_path / "floor.db"
+    # Every game is on the demo floor.
+    assert set(GAMES.values()) == {"punto_banco", "chemin_de_fer", "baccarat_banque"}
