@@ -40,8 +40,10 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import nats
+from nats.aio.msg import Msg
 from nats.js.api import StreamConfig
 
 from station.core.table import Table
@@ -58,6 +60,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLES = 300
 WORKERS = 4
 PHASE_SECONDS = 20.0
+#: Rows a second per table: a realistic pace, then a stress pace.
+RATES = (1, 4)
 WARMUP_SECONDS = 3.0
 BACKLOG_PER_TABLE = 100
 #: The broker alone: (streams, writes in flight) of each tight publish loop.
@@ -157,12 +161,16 @@ def floor_service(url: str, password: str, archive: str) -> None:
     """The real `FloorService` (durable pull consumer, archive on disk, acks after the
     commit) on its own event loop. Commands on stdin: `record` (start timing afresh),
     `report` (answered `ok` archived-rows timed-rows lag-p50 lag-p99 lag-max (us) CPU-ms
-    commits commit-p50 commit-p99 (us) RSS-KiB), `quit`."""
+    commits commit-p50 commit-p99 (us) RSS-KiB ms-in-take), `quit`."""
     logging.getLogger("station.floor").setLevel(logging.CRITICAL)  # the outage, on purpose
     os.environ["BENCH_FLOOR_PASSWORD"] = password
     config = FloorServiceConfig(
         broker=BrokerConfig(
-            url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD"
+            url=url,
+            site=SITE,
+            user=ADMIN_USER,
+            password="env:BENCH_FLOOR_PASSWORD",
+            batch=int(os.environ.get("BENCH_FLOOR_BATCH", "100")),
         ),
         archive=ArchiveConfig(path=Path(archive)),
     )
@@ -181,6 +189,15 @@ def floor_service(url: str, password: str, archive: str) -> None:
             commits.append(done.seconds)
 
     service = FloorService(config, after_commit=after_commit)
+    busy: list[float] = []  # seconds in `_take` (archive commit and acks), the rest fetching
+    take = service._take
+
+    async def timed_take(nc: Any, msgs: list[Any]) -> None:
+        started = time.perf_counter()
+        await take(nc, msgs)
+        busy.append(time.perf_counter() - started)
+
+    service.__dict__["_take"] = timed_take
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
     asyncio.run_coroutine_threadsafe(service.start(), loop).result(30)
@@ -190,6 +207,7 @@ def floor_service(url: str, password: str, archive: str) -> None:
         if command == "record":
             lags.clear()
             commits.clear()
+            busy.clear()
             recording = True
         elif command == "report":
             lag, took = list(lags), list(commits)
@@ -200,7 +218,7 @@ def floor_service(url: str, password: str, archive: str) -> None:
             cpu_ms = round(time.process_time() * 1000)
             rss = round(rss_mib(os.getpid()) * 1024)
             figures = [archived, len(lag), us(lag, 0.5), us(lag, 0.99), us(lag, 1.0), cpu_ms]
-            figures += [len(took), us(took, 0.5), us(took, 0.99), rss]
+            figures += [len(took), us(took, 0.5), us(took, 0.99), rss, round(sum(busy) * 1000)]
             print("ok " + " ".join(map(str, figures)), flush=True)
             continue
         elif command == "quit":
@@ -240,7 +258,7 @@ class Consumer:
         )
         self.nc = nc
 
-        async def on_row(msg: nats.aio.msg.Msg) -> None:
+        async def on_row(msg: Msg) -> None:
             now = time.time()
             self.received += 1
             if self.recording:
@@ -447,7 +465,7 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
     try:
         wait_until(lambda: stream_messages(broker, password) >= TABLES, 60)  # created rows
         pid = broker.process.pid if broker.process else 0
-        for rate in (1, 4):
+        for rate in RATES:
             _send(workers, f"rate {rate}")
             time.sleep(WARMUP_SECONDS)
             consumer.latencies.clear()
@@ -479,6 +497,7 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
                 fig[8] / 1000,
                 fig[9],
             )
+            taking = fig[10] / 1000 / elapsed
             rows = committed - committed0
             print(
                 f"{TABLES} tables x {rate} row/s: {rows / elapsed:.0f} rows/s committed, "
@@ -489,7 +508,8 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
                 f"broker CPU {cpu:.0%} of a core, RSS {rss:.0f} MiB; floor service CPU "
                 f"{service_cpu:.0%} of a core, RSS {service_kib / 1024:.0f} MiB, {commits} "
                 f"archive commits ({(archived - archived0) / max(commits, 1):.0f} rows each, "
-                f"p50 {c50:.1f} ms, p99 {c99:.1f} ms); stations' CPU "
+                f"p50 {c50:.1f} ms, p99 {c99:.1f} ms; committing and acking {taking:.0%} of the "
+                f"time, the rest fetching); stations' CPU "
                 f"{(worker_cpu - worker_cpu0) / max(rows, 1) * 1e6:.0f} us a row (journal "
                 "and publisher)"
                 + (f"; {one_by_one} tables fell back to one row at a time" if one_by_one else ""),
