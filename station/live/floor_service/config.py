@@ -90,7 +90,7 @@ class BrokerConfig(Section):
         "where this one acknowledged",
     )
     batch: int = Field(
-        100, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
+        500, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
     )
     ack_wait: float = Field(
         30.0,
