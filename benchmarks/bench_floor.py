@@ -174,6 +174,7 @@ def floor_service(url: str, password: str, archive: str) -> None:
             user=ADMIN_USER,
             password="env:BENCH_FLOOR_PASSWORD",
             batch=int(os.environ.get("BENCH_FLOOR_BATCH", BrokerConfig().batch)),
+            ack_wait=float(os.environ.get("BENCH_FLOOR_ACK_WAIT", BrokerConfig().ack_wait)),
         ),
         archive=ArchiveConfig(path=Path(archive)),
     )
