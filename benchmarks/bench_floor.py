@@ -22,7 +22,8 @@ fresh broker (what one stream stores a second with every write synced). Last,
 The journals are on /dev/shm when there is one: 300 tables' fsyncs on one disk would
 measure this machine's disk, not the floor (each station has its own disk). The broker's
 store and the archive are on the disk, as on a floor. `BENCH_FLOOR_BATCH=N` runs the floor
-service with `[broker] batch = N` (default: the config's default) to compare batch sizes.
+service with `[broker] batch = N` (default: the config's default) to compare batch sizes;
+`BENCH_FLOOR_ACK_WAIT=S` likewise sets `ack_wait`.
 """
 
 from __future__ import annotations
