@@ -91,10 +91,10 @@ class BrokerConfig(Section):
         "where this one acknowledged",
     )
     batch: int = Field(
-        100, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
+        500, ge=1, le=10_000, description="rows fetched, archived in one commit, then acked"
     )
     ack_wait: float = Field(
-        30.0,
+        5.0,
         ge=0.5,
         le=3600,
         json_schema_extra=bounds("second"),
