@@ -56,8 +56,9 @@ tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}
     return config
 
 
-def measure(cards: int = CARDS) -> list[float]:
-    """Seconds from each frame's last byte to its row arriving over the WebSocket."""
+def measure(cards: int = CARDS, interval: float = 0.0) -> list[float]:
+    """Seconds from each frame's last byte to its row arriving over the WebSocket; with an
+    `interval`, one card each `interval` seconds (else each as soon as the last arrived)."""
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         port, token = free_port(), new_token()
@@ -83,7 +84,7 @@ def measure(cards: int = CARDS) -> list[float]:
         try:
             _wait_ready(client, url)
             pty.wait_reader(20)
-            return _play(pty, client, url, cards)
+            return _play(pty, client, url, cards, interval)
         finally:
             proc.terminate()
             proc.wait(20)
@@ -103,13 +104,18 @@ def _wait_ready(client: httpx.Client, url: str) -> None:
     raise RuntimeError("the station did not start")
 
 
-def _play(pty: PtyPort, client: httpx.Client, url: str, cards: int) -> list[float]:
-    return asyncio.run(_play_async(pty, client, url, cards))
+def _play(
+    pty: PtyPort, client: httpx.Client, url: str, cards: int, interval: float = 0.0
+) -> list[float]:
+    return asyncio.run(_play_async(pty, client, url, cards, interval))
 
 
-async def _play_async(pty: PtyPort, client: httpx.Client, url: str, cards: int) -> list[float]:
+async def _play_async(
+    pty: PtyPort, client: httpx.Client, url: str, cards: int, interval: float = 0.0
+) -> list[float]:
     """One thread, one loop: the client's own thread hand-offs stay out of the figures."""
     shoe = VirtualShoe(8, 1)
+    next_at = time.perf_counter()
     client.post(f"{url}/api/events", json={"type": "shoe"})
     latencies: list[float] = []
     async with connect(url.replace("http", "ws") + "/api/live") as ws:
@@ -122,6 +128,9 @@ async def _play_async(pty: PtyPort, client: httpx.Client, url: str, cards: int) 
             if item == CUT_CARD:
                 shoe = VirtualShoe(8, len(latencies))
                 continue
+            if interval:
+                next_at += interval
+                await asyncio.sleep(max(next_at - time.perf_counter(), 0.0))
             pty.write(item.encode() + b"\n")
             sent, sent_wall = time.perf_counter(), time.time()
             while True:

@@ -526,6 +526,7 @@ class Station:
                 for sub in list(self.subscribers):
                     sub.close(1011, "internal error: reconnect with ?after=SEQ", drop=False)
                     self.unsubscribe(sub)
+                self._tell_floor()
                 continue
             for sub in list(self.subscribers):
                 try:
@@ -535,6 +536,15 @@ class Station:
                     sub.close(1011, "internal error: reconnect with ?after=SEQ")
                 if sub.closed is not None:  # e.g. too far behind: its handler closes it
                     self.unsubscribe(sub)
+            self._tell_floor()
+
+    def _tell_floor(self) -> None:
+        """Wake the floor publisher (it reads the committed rows from the journal itself)
+        once the batch is in the listeners' sockets: its thread would otherwise take the
+        interpreter from the broadcast right then. A wake lost (no fan-out) costs only
+        delay: the publisher looks at the journal every few seconds anyway."""
+        if self.floor is not None:
+            self.floor.committed()
 
     # -- the writer ----------------------------------------------------------------------
 
@@ -708,8 +718,6 @@ class Station:
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
         self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
-        if self.floor is not None:  # it reads the rows from the journal itself
-            self.floor.committed()
         for i, what, fields in signals:
             self._signal(what, rows[i], fields)
         self.observer.committed(items, rows, changes, done)  # log lines and metrics

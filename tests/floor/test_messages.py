@@ -105,9 +105,9 @@ def test_floor_settings_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.floor.secret_password == "secret"
     assert "secret" not in repr(config.floor) and "secret" not in config.model_dump_json()
     cases = [
-        (floor(url="http://x:4222"), r"floor\.url: .*nats://HOST:PORT"),
-        (floor(site="a.b"), r"floor\.site: .*no dots"),
-        (floor(user="u", password="secret"), r'floor\.password: write password = "env:NAME"'),
+        (floor(url="http://x:4222"), r"\[floor\] url: .*nats://HOST:PORT"),
+        (floor(site="a.b"), r"\[floor\] site: .*no dots"),
+        (floor(user="u", password="secret"), r'\[floor\] password: write password = "env:NAME"'),
         (floor(user="u", password="env:NOPE_NOT_SET"), "NOPE_NOT_SET is not set"),
         (floor(user="u"), "give user and password together"),
         (floor(token="env:FLOOR_PW", user="u", password="env:FLOOR_PW"), "one way to log in"),
@@ -115,7 +115,7 @@ def test_floor_settings_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         (floor(heartbeat_interval=0.5), r"heartbeat_interval"),
         (
             {**floor(), "table": {"id": "table 1"}},
-            r"table\.id: .*cannot be part of a floor subject",
+            r"\[table\] id: .*cannot be part of a floor subject",
         ),
     ]
     for data, message in cases:
