@@ -18,6 +18,7 @@ relative to the working directory.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, get_args
@@ -54,6 +55,17 @@ HOUR = 3600.0
 
 class ConfigError(ValueError):
     """The config cannot be used; the message names the file, the key and what is allowed."""
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A config file's TOML, or a ConfigError that names the file and what is wrong."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
 class Problem(ValueError):

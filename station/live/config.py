@@ -17,7 +17,6 @@ without a reader (events come only through the API, e.g. on a test rig).
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from drivers.config import (
     bounds,
     describe,
     parse_bytes,
+    read_toml,
 )
 from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
 from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
@@ -641,13 +641,7 @@ def load(path: str | Path | None) -> StationConfig:
     """The config from a TOML file (None: all defaults)."""
     if path is None:
         return StationConfig()
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    data = read_toml(path)
     return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
 
 

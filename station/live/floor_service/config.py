@@ -11,7 +11,6 @@ Relative paths are relative to the config file's folder.
 from __future__ import annotations
 
 import ssl
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from drivers.config import ConfigError, Problem, Section, bounds, describe
+from drivers.config import ConfigError, Problem, Section, bounds, describe, read_toml
 from station.core.protection import FALSE_ALARM_BUDGET
 from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
 from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
@@ -352,13 +351,7 @@ def load(path: str | Path | None) -> FloorServiceConfig:
     """The floor config from a TOML file (None: all defaults)."""
     if path is None:
         return FloorServiceConfig()
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    data = read_toml(path)
     return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
 
 
