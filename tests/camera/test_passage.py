@@ -165,3 +165,35 @@ def test_a_shaken_camera_is_measured_and_taken_out() -> None:
     assert 1.0 <= sum(shakes) / len(shakes) <= 2.0  # half to all of 2 px, every frame
     assert max(shakes) <= 2.6
     assert max(drifts) < 1.5 and sum(drifts) / len(drifts) < 0.6  # the card lies still
+
+
+def test_a_settled_card_under_3_px_of_shake_is_read_on_its_first_still_frame() -> None:
+    """Its centre on the cloth must hold well inside `rest_pixels` from its first frame
+    at rest: a wobble of the measure past it restarts the rest and delays the reading."""
+    needs_designs()
+    scene = replace(TEST_SCENE, rest_frames=6, rest_spread=9, shake=3.0, seed=81)
+    drifts: list[float] = []
+    for design in TUNING_DESIGNS:
+        clip, truth = make_clip(design, shuffled(81, 13), scene)
+        detector = PassageDetector(Counting("AS"), PassageSettings(), scene.fps)
+        read = []
+        for index, frame in enumerate(frames(open_source(str(clip)))):
+            passage = detector.feed(frame, index)
+            if any(t.rest < index < t.leave for t in truth):
+                drifts.append(detector.last_measure.drift)
+            if passage is not None:
+                read.append(passage.frame)
+        assert read == [t.rest + 1 for t in truth], design  # none before, none later
+    assert max(drifts) < 1.0  # under a third of rest_pixels (3), however it shakes
+
+
+def test_a_slow_slide_under_3_px_of_shake_is_never_taken_for_rest() -> None:
+    needs_designs()
+    scene = replace(TEST_SCENE, rest_frames=10, drift=5.0, shake=3.0, seed=91)
+    for design in TUNING_DESIGNS:
+        clip, truth = make_clip(design, shuffled(91, 6), scene)
+        got = run(Counting("AS"), str(clip), PassageSettings())
+        assert len(got) == len(truth), design
+        # read as it leaves, from its sharpest frames: never "at rest", not even on the
+        # first frame it showed itself whole
+        assert [waited for _, _, waited in got] == [-1] * len(truth), design
