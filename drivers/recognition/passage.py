@@ -166,7 +166,7 @@ class PassageDetector:
         card = np.where(bright > s.level, np.uint8(255), np.uint8(0))
         centre, area = None, 0.0
         if int(bright.max()) > s.level - 20:  # some card stock in view
-            centre, area = _centre(roi, w / MEASURE_WIDTH, s.level)
+            centre, area = _centre(roi, size, s.level)
         weave = _weave(grey)
         return _Look(small, bright, grey, weave, card, centre, area)
 
@@ -339,22 +339,27 @@ class PassageDetector:
         return Reading(None, 0.0, why)
 
 
-def _centre(roi: Image, scale: float, level: int) -> tuple[tuple[float, float] | None, float]:
-    """The centre of the card stock in `roi`, in measuring pixels (`scale` region pixels
-    each), and its weight in measuring pixels: weighed on a soft ramp around `level`, so it
+def _centre(
+    roi: Image, size: tuple[int, int], level: int
+) -> tuple[tuple[float, float] | None, float]:
+    """The centre of the card stock in `roi`, in pixels of the measuring picture (of
+    `size`), and its weight in those pixels: weighed on a soft ramp around `level`, so it
     follows the card by fractions of a pixel, and on a picture at least `FINE` times finer
     than the measuring one (shrunk by a whole factor: the fast way)."""
     h, w = roi.shape[:2]
-    step = max(1, int(scale // FINE))
-    fine = roi if step == 1 else cv2.resize(roi, (w // step, h // step), interpolation=cv2.INTER_AREA)
+    scale_x, scale_y = w / size[0], h / size[1]  # region pixels per measuring pixel
+    step = max(1, int(scale_x // FINE))
+    fine = roi
+    if step > 1:
+        fine = cv2.resize(roi, (w // step, h // step), interpolation=cv2.INTER_AREA)
     ramp = np.clip((brightness(fine).astype(np.float32) - (level - 20)) / 40, 0, 1)
     moments = cv2.moments(ramp)
     sx, sy = w / fine.shape[1], h / fine.shape[0]  # region pixels per fine pixel
-    weight = moments["m00"] * sx * sy / (scale * scale)
+    weight = moments["m00"] * sx * sy / (scale_x * scale_y)
     if weight < 4:
         return None, weight
-    x = ((moments["m10"] / moments["m00"] + 0.5) * sx) / scale - 0.5
-    y = ((moments["m01"] / moments["m00"] + 0.5) * sy) / scale - 0.5
+    x = (moments["m10"] / moments["m00"] + 0.5) * sx / scale_x - 0.5
+    y = (moments["m01"] / moments["m00"] + 0.5) * sy / scale_y - 0.5
     return (x, y), weight
 
 
