@@ -9,7 +9,8 @@ the card moved *relative to the cloth*. A card *arrives* when the coverage passe
 cloth for `rest_time` seconds, wholly in view and uncovered (no hand over its edge);
 then it is read. An unsure reading is tried again on the next frames at rest, up to
 `read_frames` tries, and the last is reported (unreadable) so the table suspends. A
-card's first frame in view is never still: it has not been seen anywhere before it.
+card's first frame over `presence` is judged by its move since the frame before, like
+any other (it used to count as still whatever its move: cards were read mid-slide).
 
 The rest test stays per frame, and its measure is made steady instead. A still card
 under 3 px of shake seemed to move by up to 3.7 px a frame, and so restarted its rest
@@ -142,6 +143,8 @@ class PassageDetector:
         self._still = 0
         self._anchor = np.zeros(2)
         self._place = np.zeros(2)
+        #: The card's last move on the cloth (region pixels), part of `_place`.
+        self._step = np.zeros(2)
         self._tries = 0
         self._gone = 0
         self._last: Reading | None = None
@@ -227,7 +230,8 @@ class PassageDetector:
                 rx = look.centre[0] - before.centre[0] - dx
                 ry = look.centre[1] - before.centre[1] - dy
                 drift = math.hypot(rx, ry) * scale
-                self._place = self._place + np.array([rx, ry]) * scale
+                self._step = np.array([rx, ry]) * scale
+                self._place = self._place + self._step
         whole = bool(look.centre is not None and edge <= s.edge and not self._covered(look))
         if coverage < 0.001:  # the empty cloth: what of it looks like skin is the cloth's
             self._learn_cloth(look)
@@ -262,13 +266,14 @@ class PassageDetector:
         s = self.settings
         m = self.measure(roi)
         present = m.coverage >= s.presence
-        arrived = False
         if self.state is State.EMPTY:
             if not present:
                 return None
             self.state, self._still, self._tries, self._last = State.ARRIVING, 0, 0, None
             self._best = []
-            arrived = True  # its first frame in view: not yet seen still
+            # Where it was a frame ago (seen, under `presence`): its first frame is judged
+            # by its move since then, like any other, not taken as still.
+            self._anchor = self._place - self._step
         if self.state is State.READ:
             self._gone = self._gone + 1 if m.coverage < s.presence / 2 else 0
             if self._gone >= s.gone_frames:
@@ -281,7 +286,7 @@ class PassageDetector:
         if m.whole:
             self._keep(roi, frame)
         away = float(np.hypot(*(self._place - self._anchor)))
-        if arrived or not m.whole or math.isnan(m.drift) or away > s.rest_pixels:
+        if not m.whole or math.isnan(m.drift) or away > s.rest_pixels:
             self._still, self._anchor = 0, self._place.copy()  # (again) not at rest
         else:
             self._still += 1
