@@ -51,7 +51,7 @@ from station.live.protection import ProtectionMonitor
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
-    from station.live.floor.publisher import FloorThread
+    from station.live.floor.process import FloorProcess
 
 log = logging.getLogger("station.live.service")
 
@@ -301,7 +301,7 @@ class Station:
         self._reader_thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         #: The floor publisher ([floor] url set), told of each commit; None: no floor.
-        self.floor: FloorThread | None = None
+        self.floor: FloorProcess | None = None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -361,25 +361,25 @@ class Station:
         return restart  # the observer logs it, like every row that needs an operator
 
     def _start_floor(self) -> None:
-        """The floor publisher in its own thread ([floor] url set; none otherwise). It
-        reads the committed journal itself; a notice it journals goes through the writer."""
+        """The floor publisher in a process of its own ([floor] url set; none otherwise).
+        It reads the committed journal itself; a notice it journals goes through the
+        writer."""
         cfg, loop = self.config, self._loop
         if not cfg.floor.enabled or loop is None:
             return
-        from station.live.floor.publisher import FloorThread, Publisher
+        from station.live.floor.process import FloorProcess
 
         def journal_notice(pending: Pending) -> None:
             with contextlib.suppress(RuntimeError):  # the loop has closed: stopping
                 loop.call_soon_threadsafe(self.post, pending)
 
-        publisher = Publisher(
+        self.floor = FloorProcess(
             cfg.floor,
             cfg.table.id,
             cfg.journal.path,
             state=lambda: self.snapshot,
             journal_notice=journal_notice,
         )
-        self.floor = FloorThread(publisher)
         self.floor.start()
 
     @property
@@ -540,9 +540,9 @@ class Station:
 
     def _tell_floor(self) -> None:
         """Wake the floor publisher (it reads the committed rows from the journal itself)
-        once the batch is in the listeners' sockets: its thread would otherwise take the
-        interpreter from the broadcast right then. A wake lost (no fan-out) costs only
-        delay: the publisher looks at the journal every few seconds anyway."""
+        once the batch is in the listeners' sockets: one byte down a pipe, the publisher's
+        own work runs in its process. A wake lost (no fan-out) costs only delay: the
+        publisher looks at the journal every few seconds anyway."""
         if self.floor is not None:
             self.floor.committed()
 
