@@ -34,7 +34,6 @@ import contextlib
 import logging
 import secrets
 import sqlite3
-import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -197,16 +196,6 @@ class JournalTail:
     close = reopen
 
 
-def tls_context(config: FloorConfig) -> ssl.SSLContext | None:
-    """The TLS context for tls:// URLs (the CA, and the client certificate if given)."""
-    if not any(u.startswith("tls://") for u in config.servers):
-        return None
-    ctx = ssl.create_default_context(cafile=None if config.ca_file is None else str(config.ca_file))
-    if config.cert_file is not None and config.key_file is not None:
-        ctx.load_cert_chain(str(config.cert_file), str(config.key_file))
-    return ctx
-
-
 class Publisher:
     """One table's publisher, run as a task of an event loop (`run`). The station gives
     it a process of its own (`station.live.floor.process`); the benchmark runs many in
@@ -308,16 +297,8 @@ class Publisher:
             "error_cb": self._on_error,
             "disconnected_cb": self._on_disconnected,
             "reconnected_cb": self._on_reconnected,
+            **cfg.connect_options(),
         }
-        if cfg.user:
-            options.update(user=cfg.user, password=cfg.secret_password)
-        elif cfg.token:
-            options["token"] = cfg.secret_token
-        elif cfg.creds_file is not None:
-            options["user_credentials"] = str(cfg.creds_file)
-        tls = tls_context(cfg)
-        if tls is not None:
-            options["tls"] = tls
         return await nats.connect(**options)
 
     async def _on_error(self, exc: Exception) -> None:
