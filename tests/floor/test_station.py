@@ -217,6 +217,10 @@ def test_health_says_how_far_the_stream_holds_the_journal_while_rows_keep_coming
         last = live.station.snapshot.seq
         wait_published(floor, "table-2", last)
         wait_for(lambda: health()["published"] == last, timeout=2.0, what=f"published {last}")
+        # ... and its words too, once every row committed is in the stream.
+        wait_for(
+            lambda: health()["detail"] == f"caught up at row {last}", timeout=2.0, what="caught up"
+        )
 
 
 def test_the_publisher_process_killed_is_started_again_and_ends_with_the_station(

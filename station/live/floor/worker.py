@@ -133,7 +133,10 @@ class Worker:
     async def _listen(self, reader: asyncio.StreamReader) -> dict[str, Any] | None:
         """The station's messages until `stop` (returned) or the link closes (None)."""
         while line := await reader.readline():
-            message = orjson.loads(line)
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:  # cut short: the station died while it wrote
+                return None
             if "stop" in message:
                 stop: dict[str, Any] = message["stop"]
                 return stop
