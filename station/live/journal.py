@@ -41,7 +41,7 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,17 +67,36 @@ CREATE TABLE journal (
     hash TEXT NOT NULL
 )
 """
+#: The game server's webhook events owed: written in the same transaction as the row that
+#: caused them, deleted once delivered (or given up, which is journaled). Not part of the
+#: record (no hash): the station's outbox, so that a stop or a crash loses no event; the
+#: next start sends them again, with the same ids.
+OUTBOX = """
+CREATE TABLE outbox (
+    endpoint TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (endpoint, id)
+)
+"""
+#: One event owed to one endpoint: (the endpoint's key, the row's seq, the event's id, its
+#: body as sent).
+OutboxEntry = tuple[str, int, str, bytes]
 #: SQLite's `application_id` of a station journal ("BACC"): another program's database
 #: given as `[journal] path` is refused instead of taken over.
 APPLICATION_ID = 0x42414343
 #: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
-#: 0 is a journal of station 0.1.0: the same table, before files were stamped.
-MIGRATIONS: dict[int, tuple[str, ...]] = {0: ()}
+#: 0 is a journal of station 0.1.0: the same table, before files were stamped; 1 had no
+#: outbox.
+MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,)}
 COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
 VERDICT_KEYS = ("ok", "error", "role", "round", "result", "voided_round")
 CREATED = "journal created"
+OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)"
+SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
 _SEP = "\x1f"
 #: How every "cannot be written" message ends: what was refused was never answered ok.
 UNAVAILABLE_TAIL = (
@@ -262,7 +281,7 @@ class Journal:
         listed = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         tables = sorted(name for (name,) in listed)
         if app_id == 0 and not tables:  # a new, empty file
-            self._migrate([SCHEMA], SCHEMA_VERSION)
+            self._migrate([SCHEMA, OUTBOX], SCHEMA_VERSION)
             return None
         legacy = (app_id, version, tables) == (0, 0, ["journal"]) and self._columns() == COLUMNS
         if app_id != APPLICATION_ID and not legacy:
@@ -315,8 +334,15 @@ class Journal:
 
     # -- writing -------------------------------------------------------------------------
 
-    def append(self, pending: list[Pending]) -> list[Row]:
-        """Commit rows in one transaction (durable when this returns), in order."""
+    def append(
+        self,
+        pending: list[Pending],
+        outbox: Callable[[list[Row]], list[OutboxEntry]] | None = None,
+        settled: Sequence[tuple[str, str]] = (),
+    ) -> list[Row]:
+        """Commit rows in one transaction (durable when this returns), in order; with them
+        the webhook events they cause (`outbox`, made from the rows) and the deletion of
+        those delivered since the last commit (`settled`: (endpoint, id) pairs)."""
         rows: list[Row] = []
         seq, prev = self.last_seq, self.last_hash
         params = []
@@ -338,6 +364,10 @@ class Journal:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+                if outbox is not None:
+                    db.executemany(OWE, outbox(rows))
+                if settled:
+                    db.executemany(SETTLE, settled)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:  # a failed COMMIT may have rolled back already
@@ -348,6 +378,38 @@ class Journal:
         self.last_seq, self.last_hash = seq, prev
         self._write_head(seq, prev)
         return rows
+
+    # -- the webhook outbox ---------------------------------------------------------------
+
+    def owed(self) -> list[OutboxEntry]:
+        """The webhook events not yet delivered, in journal order."""
+        sql = "SELECT endpoint, seq, id, body FROM outbox ORDER BY seq, rowid"
+        return [(str(e), int(s), str(i), bytes(b)) for e, s, i, b in self._db.execute(sql)]
+
+    def owe(self, entries: Sequence[OutboxEntry]) -> None:
+        """Record webhook events owed for rows already committed (an alert, a suspension
+        announced again), durably."""
+        self._outbox_write(OWE, entries)
+
+    def settle(self, done: Sequence[tuple[str, str]]) -> None:
+        """Forget delivered webhook events ((endpoint, id) pairs)."""
+        self._outbox_write(SETTLE, done)
+
+    def _outbox_write(self, sql: str, params: Sequence[tuple[Any, ...]]) -> None:
+        if not params:
+            return
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(sql, params)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
 
     def _write_head(self, seq: int, h: str) -> None:
         """The tail anchor: fixed-size, rewritten in place after each commit. It is written

@@ -39,6 +39,7 @@ from station.live.config import StationConfig
 from station.live.journal import (
     Journal,
     JournalUnavailable,
+    OutboxEntry,
     Pending,
     Row,
     Unstorable,
@@ -51,7 +52,7 @@ from station.live.protection import ProtectionMonitor
 from station.live.signals import WebhookSender, suspended_fields, table_events
 
 if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
-    from station.live.floor.publisher import FloorThread
+    from station.live.floor.process import FloorProcess
 
 log = logging.getLogger("station.live.service")
 
@@ -276,7 +277,12 @@ class Station:
         #: Notified (under its lock) each time the writer publishes a snapshot, and when
         #: the station stops or fails: what `ReaderBridge.settled` waits on.
         self.published = threading.Condition()
-        self.webhooks = WebhookSender(config.signals, give_up=self._webhook_gave_up)
+        self.webhooks = WebhookSender(
+            config.signals, give_up=self._webhook_gave_up, settled=self._settled, owe=self._owe
+        )
+        #: Webhook events delivered since the last commit: (endpoint, id) pairs deleted
+        #: from the outbox with the next commit (no disk write of their own).
+        self._delivered: list[tuple[str, str]] = []
         #: Log lines and metrics of committed rows (`station.live.observe`).
         self.observer = Observer(
             config.table.id,
@@ -301,7 +307,7 @@ class Station:
         self._reader_thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         #: The floor publisher ([floor] url set), told of each commit; None: no floor.
-        self.floor: FloorThread | None = None
+        self.floor: FloorProcess | None = None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -327,6 +333,7 @@ class Station:
             journal.last_seq,
         )
         self.webhooks.start()
+        await self._send_owed(journal)
         self._start_floor()
         self._fanout = asyncio.create_task(self._fan_out(), name="fan-out")
         self._writer = asyncio.create_task(self._write_loop(), name="writer")
@@ -361,25 +368,25 @@ class Station:
         return restart  # the observer logs it, like every row that needs an operator
 
     def _start_floor(self) -> None:
-        """The floor publisher in its own thread ([floor] url set; none otherwise). It
-        reads the committed journal itself; a notice it journals goes through the writer."""
+        """The floor publisher in a process of its own ([floor] url set; none otherwise).
+        It reads the committed journal itself; a notice it journals goes through the
+        writer."""
         cfg, loop = self.config, self._loop
         if not cfg.floor.enabled or loop is None:
             return
-        from station.live.floor.publisher import FloorThread, Publisher
+        from station.live.floor.process import FloorProcess
 
         def journal_notice(pending: Pending) -> None:
             with contextlib.suppress(RuntimeError):  # the loop has closed: stopping
                 loop.call_soon_threadsafe(self.post, pending)
 
-        publisher = Publisher(
+        self.floor = FloorProcess(
             cfg.floor,
             cfg.table.id,
             cfg.journal.path,
             state=lambda: self.snapshot,
             journal_notice=journal_notice,
         )
-        self.floor = FloorThread(publisher)
         self.floor.start()
 
     @property
@@ -404,6 +411,9 @@ class Station:
             self._writer.cancel()
             await asyncio.gather(self._writer, return_exceptions=True)
         await self.webhooks.stop()
+        if self.journal is not None and self._delivered:
+            with contextlib.suppress(JournalUnavailable):  # then they are sent again
+                await self._on_disk(self.journal.settle, self._delivered)
         if self.floor is not None:  # the last rows if the broker takes them now
             last = self.journal.last_seq if self.journal is not None else 0
             await asyncio.to_thread(self.floor.stop, last)
@@ -540,9 +550,9 @@ class Station:
 
     def _tell_floor(self) -> None:
         """Wake the floor publisher (it reads the committed rows from the journal itself)
-        once the batch is in the listeners' sockets: its thread would otherwise take the
-        interpreter from the broadcast right then. A wake lost (no fan-out) costs only
-        delay: the publisher looks at the journal every few seconds anyway."""
+        once the batch is in the listeners' sockets: one byte down a pipe, the publisher's
+        own work runs in its process. A wake lost (no fan-out) costs only delay: the
+        publisher looks at the journal every few seconds anyway."""
         if self.floor is not None:
             self.floor.committed()
 
@@ -687,7 +697,19 @@ class Station:
                 p = Pending(p.source, p.actor, p.event, p.verdict, p.ts, text)
             pendings.append(p)
         assert self.journal is not None
-        rows = self.journal.append(pendings)  # durable when it returns (WAL, synchronous FULL)
+        owed: list[OutboxEntry] = []
+
+        def outbox(rows: list[Row]) -> list[OutboxEntry]:
+            for i, what, fields in signals:
+                owed.extend(self.webhooks.entries(self._webhook_body(what, rows[i], fields)))
+            return owed
+
+        delivered, self._delivered = self._delivered, []
+        try:  # durable when it returns (WAL, synchronous FULL), with the events it owes
+            rows = self.journal.append(pendings, outbox if signals else None, delivered)
+        except BaseException:
+            self._delivered = delivered + self._delivered  # deleted with a later commit
+            raise
         for future, message in refusals:  # the refusal is journaled: now say so
             if not future.done():
                 future.set_exception(Refused(message))
@@ -718,8 +740,9 @@ class Station:
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
         self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
-        for i, what, fields in signals:
-            self._signal(what, rows[i], fields)
+        self.webhooks.queue(owed)
+        for _i, what, _fields in signals:
+            self._to_shoe(what)
         self.observer.committed(items, rows, changes, done)  # log lines and metrics
 
     def _unstorable(
@@ -764,9 +787,17 @@ class Station:
     # -- signals out ---------------------------------------------------------------------
 
     def _signal(self, what: str, row: Row, fields: dict[str, Any] | None = None) -> None:
-        """Tell the game server (webhooks) and, on a suspension or resume, the shoe, once
-        `row` is committed. `fields`: the event's own fields, read from the table right
-        after the row's event (`signals.table_events`); None: from the table now."""
+        """Tell the game server (owed in the outbox first) and the shoe of an event of a
+        row already committed (a suspension announced again at start)."""
+        self.webhooks.send(self._webhook_body(what, row, fields))
+        self._to_shoe(what)
+
+    def _webhook_body(
+        self, what: str, row: Row, fields: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The game server's body of an event of `row`. `fields`: the event's own fields,
+        read from the table right after the row's event (`signals.table_events`); None:
+        from the table now."""
         table_id = self.config.table.id
         if fields is None:  # a suspension announced again at start
             fields = suspended_fields(self.table, (row.verdict or {}).get("error"))
@@ -783,7 +814,10 @@ class Station:
         }
         if what in ("round_result", "round_voided", "shoe_started"):
             body["paytable"] = self.config.table.load_paytable().name
-        self.webhooks.send(body)
+        return body
+
+    def _to_shoe(self, what: str) -> None:
+        """The shoe's card stop on a suspension, its release on a resume."""
         if what == "suspended":
             data = self.config.stop_command
         elif what == "resumed":
@@ -793,6 +827,47 @@ class Station:
         if data and self.reader is not None:
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, self._send_to_shoe, self.reader, data)
+
+    # -- the webhook outbox --------------------------------------------------------------
+
+    async def _send_owed(self, journal: Journal) -> None:
+        """Queue the webhook events the last run did not deliver (its stop's grace ran
+        out, or it died); those of an endpoint no longer configured are dropped, said."""
+        owed = await self._on_disk(journal.owed)
+        if not owed:
+            return
+        keys = self.webhooks.keys
+        gone = [(key, event_id) for key, _seq, event_id, _body in owed if key not in keys]
+        if gone:
+            log.warning(
+                "%d webhook event(s) owed to an endpoint no longer in [signals] are "
+                "dropped (from %s)",
+                len(gone),
+                gone[0][1],
+            )
+            await self._on_disk(journal.settle, gone)
+        owed = [entry for entry in owed if entry[0] in keys]
+        if owed:
+            log.warning(
+                "%d webhook event(s) the last run did not deliver are sent again (from %s)",
+                len(owed),
+                owed[0][2],
+            )
+            self.webhooks.queue(owed)
+
+    def _settled(self, endpoint: str, event_id: str) -> None:
+        """An endpoint is done with an event: deleted from the outbox with the next
+        commit."""
+        self._delivered.append((endpoint, event_id))
+
+    def _owe(self, entries: list[OutboxEntry]) -> None:
+        """Events of rows already committed: into the outbox now (a synced write; rare)."""
+        if self.journal is None:
+            return
+        try:
+            self.journal.owe(entries)
+        except JournalUnavailable as exc:  # still sent; only a crash before could lose it
+            log.error("webhook events %s not recorded as owed: %s", entries[0][2], exc)
 
     def _send_to_shoe(self, reader: CardReader, data: bytes) -> None:
         try:

@@ -16,8 +16,10 @@ Why a task of its own per endpoint: the writer only puts the body on a queue and
 on, so a slow or dead game server never delays a verdict; each endpoint gets its events
 in journal order, each retried with exponential backoff (same id, same body). An event
 that still fails after the last attempt is reported back (the service journals it),
-never dropped silently; at stop, queued events get a short grace and the rest are logged.
-Secrets never appear in a log line or a journal row.
+never dropped silently. Every event is owed in the journal file's outbox from the commit
+of its row until it is delivered or given up (`entries`, `settled`): at stop, queued
+events get a short grace, and what is left (or what a crash left) is sent at the next
+start, with the same ids. Secrets never appear in a log line or a journal row.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import orjson
 
 from station.core.table import EXPLANATIONS, Table, Verdict
 from station.live.config import WEBHOOK_EVENTS, SignalsConfig
+from station.live.journal import OutboxEntry
 
 log = logging.getLogger("station.live.signals")
 
@@ -50,6 +53,12 @@ STOP_GRACE = 2.0
 
 #: Called when an event could not be delivered: (url, body, last error in words).
 GiveUp = Callable[[str, dict[str, Any], str], None]
+#: Called when an endpoint is done with an event (delivered, or given up): (the
+#: endpoint's key, the event's id).
+Settled = Callable[[str, str], None]
+#: Called with events owed that no row's commit records (an alert, a suspension announced
+#: again at start): the outbox takes them before they are queued.
+Owe = Callable[[list[OutboxEntry]], None]
 
 
 def sign(secret: bytes, body: bytes, timestamp: int) -> str:
@@ -147,6 +156,12 @@ class Endpoint:
     secret: bytes | None = field(repr=False)
     events: frozenset[str]
 
+    @property
+    def key(self) -> str:
+        """The endpoint's name in the journal's outbox: a hash of its URL (a URL may hold
+        a secret; the journal file must not)."""
+        return hashlib.sha256(self.url.encode()).hexdigest()[:16]
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -155,7 +170,11 @@ class Delivery:
     id: str
     type: str
     body: bytes
-    notice: dict[str, Any]
+
+    @property
+    def notice(self) -> dict[str, Any]:
+        body: dict[str, Any] = orjson.loads(self.body)
+        return body
 
 
 def endpoints(config: SignalsConfig) -> list[Endpoint]:
@@ -182,9 +201,13 @@ class WebhookSender:
         config: SignalsConfig,
         give_up: GiveUp | None = None,
         clock: Callable[[], float] = time.time,
+        settled: Settled | None = None,
+        owe: Owe | None = None,
     ) -> None:
         self.config = config
         self._give_up = give_up
+        self._settled = settled
+        self._owe = owe
         self._clock = clock
         self._endpoints = endpoints(config)
         self._queues: list[tuple[Endpoint, asyncio.Queue[Delivery]]] = []
@@ -212,20 +235,42 @@ class WebhookSender:
                 asyncio.create_task(self._deliver(endpoint, q), name=f"webhook {endpoint.url}")
             )
 
-    def send(self, notice: dict[str, Any]) -> None:
-        """Queue an event (a body with `id` and `type`) for every endpoint that wants it
-        (never blocks)."""
+    @property
+    def keys(self) -> set[str]:
+        """Every endpoint's key (`Endpoint.key`)."""
+        return {e.key for e in self._endpoints}
+
+    def entries(self, notice: dict[str, Any]) -> list[OutboxEntry]:
+        """The outbox entries of an event (a body with `id`, `type` and `seq`): one per
+        endpoint that wants it, the body encoded once."""
         kind = str(notice["type"])
-        wanted = [q for endpoint, q in self._queues if kind in endpoint.events]
-        if not wanted:
+        keys = [e.key for e in self._endpoints if kind in e.events]
+        if not keys:
+            return []
+        body = orjson.dumps(notice)
+        seq, event_id = int(notice["seq"]), str(notice["id"])
+        return [(key, seq, event_id, body) for key in dict.fromkeys(keys)]
+
+    def queue(self, entries: list[OutboxEntry]) -> None:
+        """Queue events owed (from the outbox) to their endpoints (never blocks)."""
+        for key, _seq, event_id, body in entries:
+            kind = str(orjson.loads(body)["type"])
+            for endpoint, q in self._queues:
+                if endpoint.key == key and kind in endpoint.events:
+                    q.put_nowait(Delivery(event_id, kind, body))
+
+    def send(self, notice: dict[str, Any]) -> None:
+        """Owe (in the outbox) and queue an event whose row is already committed."""
+        entries = self.entries(notice)
+        if not entries:
             return
-        delivery = Delivery(str(notice["id"]), kind, orjson.dumps(notice), notice)
-        for q in wanted:
-            q.put_nowait(delivery)
+        if self._owe is not None:
+            self._owe(entries)
+        self.queue(entries)
 
     async def stop(self, grace: float = STOP_GRACE) -> None:
         """Give queued events up to `grace` seconds to go out, then stop; what is left is
-        logged by id (the journal holds every row: a game server reconciles from it)."""
+        logged by id, and stays owed in the outbox for the next start."""
         if self._queues:
             try:
                 await asyncio.wait_for(asyncio.gather(*(q.join() for _, q in self._queues)), grace)
@@ -235,7 +280,8 @@ class WebhookSender:
                     left = [d.id for d in ([sending] if sending else []) + _queued(q)]
                     if left:
                         log.error(
-                            "webhook %s: %d event(s) not sent at stop, from %s",
+                            "webhook %s: %d event(s) not sent at stop, from %s (owed: "
+                            "sent at the next start)",
                             endpoint.url,
                             len(left),
                             left[0],
@@ -272,6 +318,8 @@ class WebhookSender:
             finally:
                 del self._sending[id(q)]
                 q.task_done()
+            if self._settled is not None:  # not when cancelled (stopping): still owed
+                self._settled(endpoint.key, delivery.id)
 
     async def _post(self, endpoint: Endpoint, delivery: Delivery) -> None:
         """Post one event until it is taken or the attempts run out (then `give_up`)."""

@@ -5,6 +5,7 @@ service's tests (tests/floor)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import ssl
@@ -23,7 +24,7 @@ from nats.js.errors import NotFoundError
 from station.core.table import Table
 from station.live.floor.broker import ADMIN_USER, Broker, StationUser, free_port, render_config
 from station.live.floor.messages import STREAM, JournalMessage, journal_subject, stream_config
-from station.live.floor.publisher import FloorThread, Publisher
+from station.live.floor.publisher import Publisher
 from station.live.floor.settings import FloorConfig
 from station.live.journal import GENESIS, Journal, Pending, notice, read_rows
 
@@ -209,18 +210,34 @@ def assert_exactly_once(floor: FloorBroker, table: str, journal: Path) -> list[J
 
 
 class Running:
-    """A `Publisher` in a `FloorThread`, its journal notices kept."""
+    """A `Publisher` run in a thread of its own (its own event loop), as the station's
+    publisher process runs it; its journal notices kept by whoever made it."""
 
     def __init__(self, publisher: Publisher) -> None:
         self.publisher = publisher
-        self.thread = FloorThread(publisher)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._started.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.publisher.run()
 
     def __enter__(self) -> Running:
-        self.thread.start()
+        self._thread.start()
+        self._started.wait(5.0)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.thread.stop(grace=0)
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+        self._thread.join(5.0)
 
 
 def run_publisher(

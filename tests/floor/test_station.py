@@ -5,6 +5,7 @@ an error line, an alert, /api/health and the heartbeat say so)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import time
@@ -37,6 +38,21 @@ from tests.service.kit import make_config, serve
 pytestmark = [pytest.mark.floor, pytest.mark.server]
 
 KILLS = 5
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` started (Linux's /proc)."""
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(p) for p in found]
+
+
+def alive(pid: int) -> bool:
+    """`pid` runs (an ended process that nobody reaped yet, a zombie, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def station_toml(floor: FloorBroker, tmp: Path) -> tuple[Path, dict[str, str]]:
@@ -92,9 +108,13 @@ def test_station_killed_five_times_while_publishing(floor: FloorBroker, tmp_path
                 what="rows published by the station",
             )
             time.sleep(rng.uniform(0, 0.3))
+            publishers = children(station.pid)
+            assert publishers, "the station runs its publisher in a process of its own"
         finally:
             station.send_signal(signal.SIGKILL)
             station.communicate(timeout=10)
+        # Its publisher process goes with it (its control socket closed): none left over.
+        wait_for(lambda p=publishers: not any(alive(pid) for pid in p), what="publisher gone")
         held = asyncio.run(table_count(floor, "table-1"))
     journal = tmp_path / "journal.db"
     # The rows the last kill left in the journal go out with the next start (here).
@@ -197,3 +217,40 @@ def test_health_says_how_far_the_stream_holds_the_journal_while_rows_keep_coming
         last = live.station.snapshot.seq
         wait_published(floor, "table-2", last)
         wait_for(lambda: health()["published"] == last, timeout=2.0, what=f"published {last}")
+        # ... and its words too, once every row committed is in the stream.
+        wait_for(
+            lambda: health()["detail"] == f"caught up at row {last}", timeout=2.0, what="caught up"
+        )
+
+
+def test_the_publisher_process_killed_is_started_again_and_ends_with_the_station(
+    floor: FloorBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The publisher runs in a process of its own: killed, the station says so and starts
+    another, which resumes after the stream's last row; the station's stop ends it."""
+    config, tokens = make_config(tmp_path, allow_rig=True)
+    config = config.model_copy(
+        update={
+            "table": config.table.model_copy(update={"id": "table-2"}),
+            "floor": station_floor(floor, "table-2"),
+        }
+    )
+    with serve(config, tokens) as live:
+        process = live.station.floor
+        assert process is not None
+        first = process.pid
+        assert first is not None and first != os.getpid()
+        assert live.post({"type": "shoe"}, "dealer").status_code == 200
+        wait_published(floor, "table-2", live.station.snapshot.seq)
+        os.kill(first, signal.SIGKILL)
+        for card in ("5H", "9C", "KD", "2S"):  # committed while no publisher runs
+            assert live.post({"type": "card", "card": card}).status_code == 200
+        wait_for(lambda: process.pid not in (None, first), what="a new publisher process")
+        wait_published(floor, "table-2", live.station.snapshot.seq)
+        second = process.pid
+        assert second is not None
+    assert not alive(second), "the station's stop ends its publisher process"
+    assert any("the publisher process ended" in r.getMessage() for r in caplog.records), (
+        "the station says its publisher ended"
+    )
+    assert_exactly_once(floor, "table-2", config.journal.path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,7 +33,13 @@ from station.live.config import (
     WebhookConfig,
     load,
 )
-from station.live.signals import STOP_GRACE, sign, table_events
+from station.live.signals import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    STOP_GRACE,
+    sign,
+    table_events,
+)
 from tests.conftest import run_station
 from tests.service.kit import Running, make_config, serve
 
@@ -87,7 +94,7 @@ class Recorder:
 
 
 @contextmanager
-def recorder(fail_first: int = 0) -> Iterator[Recorder]:
+def recorder(fail_first: int = 0, port: int = 0) -> Iterator[Recorder]:
     import http.server
 
     rec = Recorder(fail_first=fail_first)
@@ -104,7 +111,7 @@ def recorder(fail_first: int = 0) -> Iterator[Recorder]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     rec.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     try:
@@ -504,3 +511,83 @@ def test_the_odds_follow_the_tables_paytable(tmp_path: Path) -> None:
     plain = run_station("replay", "--odds", stdin=lines)
     assert replayed.returncode == 0 and replayed.stdout == named.stdout != plain.stdout
     assert orjson.loads(replayed.stdout.splitlines()[-1])["odds"] == odds
+
+
+def owed(journal_path: Path) -> list[str]:
+    """The ids in the journal's webhook outbox, read as another program would."""
+    db = sqlite3.connect(f"{journal_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return [i for (i,) in db.execute("SELECT id FROM outbox ORDER BY seq, rowid")]
+    finally:
+        db.close()
+
+
+def test_events_a_stop_left_unsent_go_at_the_next_start_and_only_then(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The game server is down: each event is owed in the journal file from its row's
+    commit (a crash could not lose it), the stop's grace runs out, and the next start
+    sends them, same ids and bodies, in order; once taken, they are owed no more."""
+    path, secret = secret_file(tmp_path, "hook.secret")
+    with recorder() as rec:
+        url = rec.url
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    config, tokens = station_config(
+        tmp_path, endpoint(url, path), webhook_attempts=100, webhook_backoff=1.0
+    )
+    with serve(config, tokens) as live:
+        shoe = post(live, {"type": "shoe"}, "dealer")
+        for e in BURN + ROUND_1:
+            post(live, e)
+        result_seq = live.station.snapshot.seq
+        end = post(live, {"type": "end_shoe"}, "supervisor")
+        ids = [
+            f"t-test:{shoe['seq']}:shoe_started",
+            f"t-test:{result_seq}:round_result",
+            f"t-test:{end['seq']}:shoe_finished",
+        ]
+        assert owed(config.journal.path) == ids  # committed with their rows
+    assert owed(config.journal.path) == ids
+    with caplog.at_level(logging.WARNING), recorder(port=port) as game_server:
+        config, tokens = station_config(tmp_path, endpoint(url, path))
+        with serve(config, tokens) as live:
+            wait_for(lambda: len(game_server.events) == 3, "the events owed")
+            got = [(d.headers[DELIVERY_HEADER], d) for d in game_server.deliveries]
+        assert [i for i, _ in got] == ids
+        for _, delivery in got:
+            assert VERIFY.verify(delivery.body, delivery.headers[SIGNATURE_HEADER], secret)
+        assert game_server.events[1]["round"] == 1 and game_server.events[1]["result"]
+        assert "3 webhook event(s) the last run did not deliver are sent again" in caplog.text
+        assert owed(config.journal.path) == []  # settled by the stop (else the next commit)
+        with serve(config, tokens):  # nothing owed: nothing sent again
+            time.sleep(0.3)
+        assert len(game_server.deliveries) == 3
+
+
+def test_events_owed_to_an_endpoint_no_longer_configured_are_dropped_and_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, _ = secret_file(tmp_path, "hook.secret")
+    with recorder() as rec:
+        dead = rec.url
+    config, tokens = station_config(tmp_path, endpoint(dead, path), webhook_attempts=100)
+    with serve(config, tokens) as live:
+        post(live, {"type": "shoe"}, "dealer")
+    assert len(owed(config.journal.path)) == 1
+    config, tokens = station_config(tmp_path)
+    with caplog.at_level(logging.WARNING), serve(config, tokens):
+        pass
+    assert "1 webhook event(s) owed to an endpoint no longer in [signals]" in caplog.text
+    assert owed(config.journal.path) == []
+
+
+def test_delivered_events_leave_the_outbox_with_the_next_commit(tmp_path: Path) -> None:
+    path, _ = secret_file(tmp_path, "hook.secret")
+    with recorder() as game_server:
+        config, tokens = station_config(tmp_path, endpoint(game_server.url, path))
+        with serve(config, tokens) as live:
+            shoe = post(live, {"type": "shoe"}, "dealer")
+            wait_for(lambda: len(game_server.events) == 1, "shoe_started")
+            assert owed(config.journal.path) == [f"t-test:{shoe['seq']}:shoe_started"]
+            post(live, BURN[0])  # no disk write of its own: it goes with this commit
+            assert owed(config.journal.path) == []

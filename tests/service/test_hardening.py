@@ -318,11 +318,11 @@ def test_a_station_that_starts_on_a_journal_it_cannot_write_waits_too(tmp_path: 
     original = Journal.append
     failing = {"on": True}
 
-    def append(self: Journal, pending: Any) -> Any:
+    def append(self: Journal, pending: Any, *more: Any) -> Any:
         if failing["on"]:
             full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
             raise JournalUnavailable(self.unwritable(full))
-        return original(self, pending)
+        return original(self, pending, *more)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Journal, "append", append)

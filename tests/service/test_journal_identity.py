@@ -84,6 +84,7 @@ def test_a_journal_of_station_0_1_is_migrated_with_a_notice(tmp_path: Path) -> N
         journal.start("t-1", Table())
         journal.append([notice("station", "station", "hello")])
     db = sqlite3.connect(path)
+    db.execute("DROP TABLE outbox")  # 0.1.0 had the journal table only
     db.execute("PRAGMA application_id = 0")
     db.execute("PRAGMA user_version = 0")
     db.commit()
@@ -103,3 +104,23 @@ def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     path.write_text("not a database at all, but long enough to have a header " * 20)
     with pytest.raises(JournalError, match="cannot open the journal"):
         Journal(path)
+
+
+def test_a_journal_of_schema_1_gains_the_webhook_outbox(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    with Journal(path) as journal:
+        journal.start("t-1", Table())
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE outbox")  # as schema 1 made it
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    with Journal(path) as journal:
+        assert journal.migrated_from == 1
+        assert journal.owed() == []
+        journal.owe([("hook", 1, "t-1:1:x", b"{}")])
+        assert journal.owed() == [("hook", 1, "t-1:1:x", b"{}")]
+        journal.settle([("hook", "t-1:1:x")])
+        assert journal.owed() == []
+        assert journal.verify().ok
+    assert pragmas(path) == (APPLICATION_ID, SCHEMA_VERSION)

@@ -1,10 +1,10 @@
 """The floor publisher: every committed journal row, in order, exactly once, to JetStream.
 
 The journal is the record; the broker is transport. The publisher runs off the verdict
-path (a thread of its own with its own event loop, `FloorThread`): the writer only tells
-it "rows up to N are committed" (`committed`, a no-op while it is busy), and it reads the
-rows back from the journal file on its own read-only connection, so a slow or absent
-broker costs the table nothing but the floor's delay. Rows wait in the journal.
+path (in a process of its own, `station.live.floor.process`): the writer only tells it
+"rows were committed" (`committed`, a no-op while it is busy), and it reads the rows back
+from the journal file on its own read-only connection, so a slow or absent broker costs
+the table nothing but the floor's delay. Rows wait in the journal.
 
 Exactly once and in order: each row goes to `floor.<site>.<table>.journal` with
 `Nats-Expected-Last-Subject-Sequence` set to the stream sequence of the table's previous
@@ -31,14 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import secrets
 import sqlite3
-import ssl
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +116,32 @@ class FloorStatus:
         return {"state": self.state, "published": self.published, "detail": self.detail}
 
 
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """What a heartbeat says the table is doing (from the station's published snapshot)."""
+
+    game: str = "punto_banco"
+    #: Shoes started so far.
+    shoe: int = 0
+    #: The round being dealt or last dealt (None before the first).
+    round: int | None = None
+    #: The suspension's code, None when not suspended.
+    code: str | None = None
+
+    @classmethod
+    def of(cls, snapshot: TableSnapshot) -> TableState:
+        rnd = snapshot.round["number"] if snapshot.round else snapshot.last_round
+        code = snapshot.suspension["code"] if snapshot.suspension else None
+        return cls(str(snapshot.game), snapshot.shoes_started, rnd, code)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"game": self.game, "shoe": self.shoe, "round": self.round, "code": self.code}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TableState:
+        return cls(str(data["game"]), int(data["shoe"]), data["round"], data["code"])
+
+
 def subject_matches(pattern: str, subject: str) -> bool:
     """NATS subject matching: `*` is one token, a final `>` one or more."""
     ptoks, stoks = pattern.split("."), subject.split(".")
@@ -173,19 +196,10 @@ class JournalTail:
     close = reopen
 
 
-def tls_context(config: FloorConfig) -> ssl.SSLContext | None:
-    """The TLS context for tls:// URLs (the CA, and the client certificate if given)."""
-    if not any(u.startswith("tls://") for u in config.servers):
-        return None
-    ctx = ssl.create_default_context(cafile=None if config.ca_file is None else str(config.ca_file))
-    if config.cert_file is not None and config.key_file is not None:
-        ctx.load_cert_chain(str(config.cert_file), str(config.key_file))
-    return ctx
-
-
 class Publisher:
-    """One table's publisher, run as a task of an event loop (`run`). `FloorThread` gives
-    it a thread of its own in the station; the benchmark runs many in one loop."""
+    """One table's publisher, run as a task of an event loop (`run`). The station gives
+    it a process of its own (`station.live.floor.process`); the benchmark runs many in
+    one loop."""
 
     def __init__(
         self,
@@ -193,7 +207,7 @@ class Publisher:
         table: str,
         journal: Path,
         *,
-        state: Callable[[], TableSnapshot] | None = None,
+        state: Callable[[], Awaitable[TableState]] | None = None,
         journal_notice: Callable[[Pending], None] | None = None,
     ) -> None:
         self.config = config
@@ -203,7 +217,9 @@ class Publisher:
         self.tail = JournalTail(journal)
         self._state = state
         self._journal_notice = journal_notice
-        self.status = FloorStatus("connecting", 0, f"connecting to {config.url}")
+        #: Told of each change of `status` (the publisher process reports it at once).
+        self.on_status: Callable[[FloorStatus], None] | None = None
+        self._status = FloorStatus("connecting", 0, f"connecting to {config.url}")
         #: The stream sequence of the table's last row in the stream (0: none).
         self.stream_seq = 0
         #: The last journal row the stream holds (what to publish after).
@@ -222,6 +238,17 @@ class Publisher:
         self._batch_failures = 0  # batches refused in a row
         #: How long the broker takes to acknowledge one row (a moving average).
         self._ack_seconds = 0.0
+
+    @property
+    def status(self) -> FloorStatus:
+        return self._status
+
+    @status.setter
+    def status(self, status: FloorStatus) -> None:
+        changed = status != self._status
+        self._status = status
+        if changed and self.on_status is not None:
+            self.on_status(status)
 
     # -- from the writer (any thread) ----------------------------------------------------
 
@@ -270,16 +297,8 @@ class Publisher:
             "error_cb": self._on_error,
             "disconnected_cb": self._on_disconnected,
             "reconnected_cb": self._on_reconnected,
+            **cfg.connect_options(),
         }
-        if cfg.user:
-            options.update(user=cfg.user, password=cfg.secret_password)
-        elif cfg.token:
-            options["token"] = cfg.secret_token
-        elif cfg.creds_file is not None:
-            options["user_credentials"] = str(cfg.creds_file)
-        tls = tls_context(cfg)
-        if tls is not None:
-            options["tls"] = tls
         return await nats.connect(**options)
 
     async def _on_error(self, exc: Exception) -> None:
@@ -418,7 +437,7 @@ class Publisher:
                     self._last_error = ""
             if len(rows) == READ_BATCH:
                 continue  # more may wait
-            if not rows:
+            if len(rows) < READ_BATCH:  # all that was committed when it looked is sent
                 self._set("publishing", f"caught up at row {self.published}")
             if not wake.is_set():
                 with contextlib.suppress(TimeoutError):
@@ -524,15 +543,9 @@ class Publisher:
 
     # -- heartbeats ----------------------------------------------------------------------
 
-    def heartbeat(self) -> Heartbeat:
+    async def heartbeat(self) -> Heartbeat:
         seq, last_hash = self.tail.last()
-        snapshot = self._state() if self._state is not None else None
-        game, shoe, rnd, code = "punto_banco", 0, None, None
-        if snapshot is not None:
-            game = str(getattr(snapshot, "game", game))
-            shoe = snapshot.shoes_started
-            rnd = snapshot.round["number"] if snapshot.round else snapshot.last_round
-            code = snapshot.suspension["code"] if snapshot.suspension else None
+        table = await self._state() if self._state is not None else TableState()
         return Heartbeat(
             site=self.site,
             table=self.table,
@@ -541,11 +554,11 @@ class Publisher:
             hash=last_hash,
             published=self.published,
             floor=self.status.state,
-            game=game,
-            shoe=shoe,
-            round=rnd,
-            suspended=code is not None,
-            code=code,
+            game=table.game,
+            shoe=table.shoe,
+            round=table.round,
+            suspended=table.code is not None,
+            code=table.code,
             interval=self.config.heartbeat_interval,
         )
 
@@ -559,7 +572,7 @@ class Publisher:
                 await asyncio.sleep(0.1)
                 continue
             try:
-                await nc.publish(subject, self.heartbeat().encode())
+                await nc.publish(subject, (await self.heartbeat()).encode())
             except (NatsError, OSError, sqlite3.Error) as exc:
                 log.debug("floor: heartbeat not sent: %s", exc)
             await asyncio.sleep(self.config.heartbeat_interval)
@@ -591,62 +604,3 @@ def _describe(exc: BaseException) -> str:
         return "the broker did not acknowledge in time"
     text = str(exc) or type(exc).__name__
     return f"broker error: {text}"
-
-
-class FloorThread:
-    """The station's publisher in a thread of its own (its own event loop), so nothing it
-    does (JSON, sockets, waiting for the broker) runs on the writer's loop."""
-
-    def __init__(self, publisher: Publisher) -> None:
-        self.publisher = publisher
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._started = threading.Event()
-
-    @property
-    def status(self) -> FloorStatus:
-        """The publisher's state, with the last row the stream holds now: the state is
-        set when it changes, but a busy table's rows go out without a change of state."""
-        return dataclasses.replace(self.publisher.status, published=self.publisher.published)
-
-    def committed(self) -> None:
-        self.publisher.committed()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._main, name="floor publisher", daemon=True)
-        self._thread.start()
-        self._started.wait(5.0)
-
-    def _main(self) -> None:
-        with asyncio.Runner() as runner:  # its close cancels what the client left running
-            loop = runner.get_loop()
-            self._loop = loop
-            self._task = loop.create_task(self.publisher.run(), name="floor publisher")
-            self._started.set()
-            try:
-                runner.run(self._wait(self._task))
-            except asyncio.CancelledError:
-                pass
-            except Exception:  # a bug: the table goes on, the floor sees no heartbeat
-                log.exception("the floor publisher failed; rows wait in the journal")
-
-    @staticmethod
-    async def _wait(task: asyncio.Task[None]) -> None:
-        await task
-
-    def stop(self, until: int = 0, grace: float = 1.0, timeout: float = 3.0) -> None:
-        """Stop it (blocking: call it off the event loop), after at most `grace` seconds
-        to send the rows up to `until` if the broker takes them now; the rest wait in the
-        journal for the next start."""
-        deadline = time.monotonic() + grace
-        while self.publisher.published < until and time.monotonic() < deadline:
-            if self.publisher.status.state != "publishing":
-                break
-            time.sleep(0.01)
-        loop, task, thread = self._loop, self._task, self._thread
-        if loop is not None and task is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(task.cancel)
-        if thread is not None:
-            thread.join(timeout)

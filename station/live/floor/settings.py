@@ -9,8 +9,10 @@ fields, so they are never printed, journaled or dumped with the config.
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, ClassVar, Self
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -42,26 +44,25 @@ def _from_env(key: str, value: str) -> str:
     return os.environ[name]
 
 
-class FloorConfig(Section):
-    """`[floor]`: the NATS broker this station publishes its journal rows and heartbeats
-    to (see the README, "The floor: publishing")."""
+class BrokerLogin(Section):
+    """How to reach and log in to the floor broker: the keys a station's `[floor]` and
+    the floor service's `[broker]` share (each names its own `url` default and words)."""
+
+    #: False: an empty `url` means no broker (a station without a floor).
+    URL_REQUIRED: ClassVar[bool] = True
 
     url: str = Field(
         "",
         description="the floor broker, nats://HOST:PORT or tls://HOST:PORT (several, "
-        "comma-separated, for a cluster); empty: no floor, the station runs without one",
+        "comma-separated, for a cluster)",
     )
     site: str = Field(
         "site-1",
-        description="this casino's name in the floor subjects floor.<site>.<table>.* "
+        description="the site (casino floor) in the floor subjects floor.<site>.<table>.* "
         "(letters, digits, - and _)",
     )
-    stream: str = Field(
-        STREAM,
-        description="the JetStream stream the floor keeps the rows in (its subjects must "
-        "cover floor.<site>.<table>.journal; the floor service creates it)",
-    )
-    user: str = Field("", description="the station's broker user (with password)")
+    stream: str = Field(STREAM, description="the JetStream stream the floor keeps the rows in")
+    user: str = Field("", description="the broker user (with password)")
     password: str = Field(
         "", description='"env:NAME": the password is the environment variable NAME'
     )
@@ -81,34 +82,14 @@ class FloorConfig(Section):
     cert_file: Path | None = Field(
         None,
         strict=False,
-        description="tls:// only: this station's client certificate, when the broker "
-        "verifies clients (with key_file)",
+        description="tls:// only: a client certificate, when the broker verifies clients "
+        "(with key_file)",
     )
     key_file: Path | None = Field(
         None, strict=False, description="tls:// only: the client certificate's key"
     )
-    heartbeat_interval: float = Field(
-        HEARTBEAT_INTERVAL,
-        ge=1,
-        le=60,
-        json_schema_extra=bounds("second"),
-        description="seconds between two heartbeats (the floor shows a table offline "
-        "after three missed)",
-    )
-    timeout: float = Field(
-        5.0,
-        gt=0,
-        le=60,
-        json_schema_extra=bounds("second"),
-        description="seconds the broker has to acknowledge a row before the publisher "
-        "asks the stream what it holds and tries again",
-    )
     _password: str = PrivateAttr("")
     _token: str = PrivateAttr("")
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.url)
 
     @property
     def servers(self) -> list[str]:
@@ -117,23 +98,18 @@ class FloorConfig(Section):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
+        if not value and not cls.URL_REQUIRED:
+            return value
         for url in (u.strip() for u in value.split(",")):
-            if value and not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
-                raise ValueError(
-                    f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r} "
-                    "(leave url empty for no floor)"
-                )
+            if not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
+                also = "" if cls.URL_REQUIRED else " (leave url empty for no floor)"
+                raise ValueError(f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r}{also}")
         return value
 
-    @field_validator("site")
+    @field_validator("site", "stream")
     @classmethod
-    def _site(cls, value: str) -> str:
-        return check_token(value, "the site")
-
-    @field_validator("stream")
-    @classmethod
-    def _stream(cls, value: str) -> str:
-        return check_token(value, "the stream")
+    def _subject_token(cls, value: str, info: ValidationInfo) -> str:
+        return check_token(value, f"the {info.field_name}")
 
     @field_validator("creds_file", "ca_file", "cert_file", "key_file")
     @classmethod
@@ -143,13 +119,10 @@ class FloorConfig(Section):
         return _resolve(value, info)
 
     @model_validator(mode="after")
-    def _credentials(self) -> FloorConfig:
+    def _credentials(self) -> Self:
         ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
         if sum(ways) > 1:
-            raise Problem(
-                "user",
-                "give one way to log in: user and password, token, or creds_file",
-            )
+            raise Problem("user", "give one way to log in: user and password, token, or creds_file")
         if bool(self.user) != bool(self.password):
             raise Problem("password" if self.user else "user", "give user and password together")
         if (self.cert_file is None) != (self.key_file is None):
@@ -169,3 +142,64 @@ class FloorConfig(Section):
     @property
     def secret_token(self) -> str:
         return self._token
+
+    def connect_options(self) -> dict[str, Any]:
+        """What `nats.connect` needs to log in (and TLS for tls:// URLs)."""
+        options: dict[str, Any] = {}
+        if self.user:
+            options.update(user=self.user, password=self._password)
+        elif self.token:
+            options["token"] = self._token
+        elif self.creds_file is not None:
+            options["user_credentials"] = str(self.creds_file)
+        if any(u.startswith("tls://") for u in self.servers):
+            ca = None if self.ca_file is None else str(self.ca_file)
+            ctx = ssl.create_default_context(cafile=ca)
+            if self.cert_file is not None and self.key_file is not None:
+                ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+            options["tls"] = ctx
+        return options
+
+
+class FloorConfig(BrokerLogin):
+    """`[floor]`: the NATS broker this station publishes its journal rows and heartbeats
+    to (see the README, "The floor: publishing")."""
+
+    URL_REQUIRED: ClassVar[bool] = False
+
+    url: str = Field(
+        "",
+        description="the floor broker, nats://HOST:PORT or tls://HOST:PORT (several, "
+        "comma-separated, for a cluster); empty: no floor, the station runs without one",
+    )
+    site: str = Field(
+        "site-1",
+        description="this casino's name in the floor subjects floor.<site>.<table>.* "
+        "(letters, digits, - and _)",
+    )
+    stream: str = Field(
+        STREAM,
+        description="the JetStream stream the floor keeps the rows in (its subjects must "
+        "cover floor.<site>.<table>.journal; the floor service creates it)",
+    )
+    user: str = Field("", description="the station's broker user (with password)")
+    heartbeat_interval: float = Field(
+        HEARTBEAT_INTERVAL,
+        ge=1,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds between two heartbeats (the floor shows a table offline "
+        "after three missed)",
+    )
+    timeout: float = Field(
+        5.0,
+        gt=0,
+        le=60,
+        json_schema_extra=bounds("second"),
+        description="seconds the broker has to acknowledge a row before the publisher "
+        "asks the stream what it holds and tries again",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url)

@@ -10,13 +10,11 @@ Relative paths are relative to the config file's folder.
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 from typing import Any
 
 from pydantic import (
     Field,
-    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -27,7 +25,7 @@ from drivers.config import ConfigError, Problem, Section, bounds, describe, read
 from station.core.protection import FALSE_ALARM_BUDGET
 from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
 from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
-from station.live.floor.settings import URL_SCHEMES, _from_env
+from station.live.floor.settings import BrokerLogin
 
 __all__ = [
     "ArchiveConfig",
@@ -42,10 +40,10 @@ __all__ = [
 ]
 
 
-class BrokerConfig(Section):
+class BrokerConfig(BrokerLogin):
     """`[broker]`: the NATS server (JetStream) the stations publish to, and how this
-    service logs in and consumes (the same keys as a station's `[floor]` where they mean
-    the same; secrets come from the environment or a credentials file)."""
+    service logs in and consumes (the login keys are a station's `[floor]` ones; secrets
+    come from the environment or a credentials file)."""
 
     url: str = Field(
         "nats://127.0.0.1:4222",
@@ -62,28 +60,6 @@ class BrokerConfig(Section):
         description="the JetStream stream of the rows (made by this service if missing)",
     )
     user: str = Field("", description="the floor service's broker user (with password)")
-    password: str = Field(
-        "", description='"env:NAME": the password is the environment variable NAME'
-    )
-    token: str = Field("", description='"env:NAME": a broker token instead of user and password')
-    creds_file: Path | None = Field(
-        None,
-        strict=False,
-        description="a NATS credentials file instead of a password; relative to the config "
-        "file's folder",
-    )
-    ca_file: Path | None = Field(
-        None,
-        strict=False,
-        description="tls:// only: the CA that signed the broker's certificate (default: the "
-        "system's)",
-    )
-    cert_file: Path | None = Field(
-        None, strict=False, description="tls:// only: a client certificate (with key_file)"
-    )
-    key_file: Path | None = Field(
-        None, strict=False, description="tls:// only: the client certificate's key"
-    )
     durable: str = Field(
         "floor-service",
         description="the JetStream durable consumer's name: a restarted service resumes "
@@ -108,69 +84,11 @@ class BrokerConfig(Section):
         description="seconds the broker has to answer a connection or a request; the "
         "service keeps trying",
     )
-    _password: str = PrivateAttr("")
-    _token: str = PrivateAttr("")
 
-    @property
-    def servers(self) -> list[str]:
-        return [u.strip() for u in self.url.split(",") if u.strip()]
-
-    @field_validator("url")
+    @field_validator("durable")
     @classmethod
-    def _url(cls, value: str) -> str:
-        urls = [u.strip() for u in value.split(",")]
-        for url in urls:
-            if not (url.startswith(URL_SCHEMES) and len(url) > len("tls://")):
-                raise ValueError(f"expected nats://HOST:PORT or tls://HOST:PORT, got {url!r}")
-        return value
-
-    @field_validator("site", "stream", "durable")
-    @classmethod
-    def _subject_token(cls, value: str, info: ValidationInfo) -> str:
-        return check_token(value, f"the {info.field_name}")
-
-    @field_validator("creds_file", "ca_file", "cert_file", "key_file")
-    @classmethod
-    def _paths(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        if value is None:
-            return None
-        if not str(value).strip() or str(value) == ".":
-            raise ValueError("must not be empty")
-        return _resolve(value, info)
-
-    @model_validator(mode="after")
-    def _credentials(self) -> BrokerConfig:
-        ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
-        if sum(ways) > 1:
-            raise Problem("user", "give one way to log in: user and password, token, or creds_file")
-        if bool(self.user) != bool(self.password):
-            raise Problem("password" if self.user else "user", "give user and password together")
-        if (self.cert_file is None) != (self.key_file is None):
-            raise Problem("cert_file", "give cert_file and key_file together")
-        if self.password:
-            self._password = _from_env("password", self.password)
-        if self.token:
-            self._token = _from_env("token", self.token)
-        if self.creds_file is not None and not self.creds_file.is_file():
-            raise Problem("creds_file", f"cannot read {self.creds_file}: no such file")
-        return self
-
-    def connect_options(self) -> dict[str, Any]:
-        """What `nats.connect` needs to log in (and TLS for tls:// URLs)."""
-        options: dict[str, Any] = {}
-        if self.user:
-            options.update(user=self.user, password=self._password)
-        elif self.token:
-            options["token"] = self._token
-        elif self.creds_file is not None:
-            options["user_credentials"] = str(self.creds_file)
-        if any(u.startswith("tls://") for u in self.servers):
-            ca = None if self.ca_file is None else str(self.ca_file)
-            ctx = ssl.create_default_context(cafile=ca)
-            if self.cert_file is not None and self.key_file is not None:
-                ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
-            options["tls"] = ctx
-        return options
+    def _durable(cls, value: str) -> str:
+        return check_token(value, "the durable")
 
 
 class ArchiveConfig(Section):
