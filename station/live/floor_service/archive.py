@@ -12,6 +12,10 @@ written and logged, never silently accepted and never lost:
   match its contents, a different row under a seq the archive already has, a message
   that is not a journal row: held for good, the alert stays open for a supervisor.
 
+Only a supervisor lets a table go on past a gap or a broken chain (`accept_gap`,
+`accept_chain`, see `decisions`), or acknowledges an alert; each decision is a row of the
+`decision` table with who, when and why, and the chain is checked from the accepted row on.
+
 Idempotent on (table, seq): the same row again (the broker sends again what was fetched
 but not acked, e.g. after the service was killed between its commit and its ack) is a
 no-op, so each row is archived exactly once. `commit` takes a batch in one transaction
@@ -24,8 +28,9 @@ import fcntl
 import logging
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +40,14 @@ import orjson
 
 from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.live.floor.messages import BadMessage, JournalMessage
+from station.live.floor_service.decisions import (
+    DECISION_TABLE,
+    Decision,
+    DecisionRefused,
+    checked_reason,
+    read_decisions,
+)
+from station.live.floor_service.tip import Tip
 from station.live.journal import (
     GENESIS,
     VERDICT_KEYS,
@@ -53,7 +66,8 @@ PROTECTION_ACTOR = "protection"
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
 APPLICATION_ID = 0x42464C52
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The first schema; `UPGRADES` brings it to `SCHEMA_VERSION`.
 SCHEMA = (
     """
     CREATE TABLE row (
@@ -97,6 +111,24 @@ SCHEMA = (
     """,
     "CREATE INDEX alert_open ON alert (table_id, kind) WHERE resolved IS NULL",
 )
+#: Each schema version's statements from the one before (2: decisions and tips).
+UPGRADES: dict[int, tuple[str, ...]] = {
+    2: (
+        DECISION_TABLE,
+        "ALTER TABLE alert ADD COLUMN acknowledged INTEGER REFERENCES decision (id)",
+        "ALTER TABLE alert ADD COLUMN resolved_by INTEGER REFERENCES decision (id)",
+        """
+        CREATE TABLE tip (
+            table_id TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            created_seq INTEGER,
+            shoe_seq INTEGER,
+            shoes INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+    ),
+}
 #: Resolved alerts the floor view keeps showing (every open one is shown).
 ALERTS_KEPT = 100
 #: The reasons a row is held for good (a gap may still be filled).
@@ -214,6 +246,9 @@ class Alert:
     message: str
     raised: str
     resolved: str | None = None
+    #: The supervisor's acknowledgement, and the decision that resolved it (accepted).
+    acknowledged: Decision | None = None
+    resolved_by: Decision | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -224,7 +259,30 @@ class Alert:
             "message": self.message,
             "raised": self.raised,
             "resolved": self.resolved,
+            "acknowledged": None if self.acknowledged is None else self.acknowledged.to_api(),
+            "resolved_by": None if self.resolved_by is None else self.resolved_by.to_api(),
         }
+
+
+def read_alerts(db: sqlite3.Connection, limit: int) -> list[Alert]:
+    """The newest alerts, newest first: every open one, and the others up to `limit` in
+    all, with the decisions that acknowledged or resolved them (any connection: the
+    consumer's, the protection thread's)."""
+    rows = db.execute(
+        "SELECT id, table_id, seq, kind, message, raised, resolved, acknowledged, resolved_by "
+        "FROM alert WHERE resolved IS NULL "
+        "OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? ORDER BY id DESC",
+        (limit,),
+    ).fetchall()
+    wanted = {d for r in rows for d in r[7:] if d is not None}
+    decisions: dict[int | None, Decision] = {}
+    if wanted:
+        marks = ", ".join("?" * len(wanted))
+        decisions = {d.id: d for d in read_decisions(db, f"id IN ({marks})", tuple(wanted))}
+    return [
+        Alert(r[0], r[1], r[2], r[3], r[4], r[5], r[6], decisions.get(r[7]), decisions.get(r[8]))
+        for r in rows
+    ]
 
 
 def shoe_of(message: str) -> int | None:
@@ -266,11 +324,13 @@ class Committed:
     #: thread as the commit, so readers of the board never touch the writer's connection).
     held_counts: dict[str, int] = field(default_factory=dict)
     alerts: list[Alert] = field(default_factory=list)
+    #: The supervisor's decision this was (None: a commit of the consumer's).
+    decision: Decision | None = None
 
 
 class Archive:
-    """The archive file. One writer (the consumer, one commit at a time); readers open
-    connections of their own (`read_rows`)."""
+    """The archive file. One writer connection, one transaction at a time (the consumer's
+    commits and the supervisors' decisions take turns under `_writing`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -291,14 +351,17 @@ class Archive:
         except ArchiveError:
             self._release_lock()
             raise
-        #: table -> (seq, hash) of its last archived row.
-        self.heads: dict[str, tuple[int, str]] = {
-            t: (s, h)
-            for t, s, h in self._db.execute(
-                "SELECT table_id, seq, hash FROM row r WHERE seq = "
-                "(SELECT max(seq) FROM row WHERE table_id = r.table_id)"
-            )
+        self._writing = threading.Lock()
+        #: Inside a transaction: the tips as they will be, and the tables whose tip moved.
+        self._tips_now: dict[str, Tip] = {}
+        self._touched: set[str] = set()
+        #: table -> its tip (its last archived row, its settings' and latest shoe's rows),
+        #: one row per table: what the start reads instead of every row.
+        self.tips: dict[str, Tip] = {
+            r[0]: Tip(*r[1:]) for r in self._db.execute("SELECT * FROM tip ORDER BY table_id")
         }
+        #: table -> (seq, hash) of its last archived row.
+        self.heads: dict[str, tuple[int, str]] = {t: (p.seq, p.hash) for t, p in self.tips.items()}
 
     def _adopt(self) -> None:
         db = self._db
@@ -309,6 +372,9 @@ class Archive:
             db.execute("BEGIN IMMEDIATE")
             for sql in SCHEMA:
                 db.execute(sql)
+            for version in range(2, SCHEMA_VERSION + 1):
+                for sql in UPGRADES[version]:
+                    db.execute(sql)
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
@@ -326,6 +392,43 @@ class Archive:
                 f"the floor archive {self.path} has schema {version}, written by a newer "
                 f"station (this one knows up to {SCHEMA_VERSION}); upgrade the station"
             )
+        if version < SCHEMA_VERSION:
+            self._upgrade(version)
+
+    def _upgrade(self, version: int) -> None:
+        """Bring an archive of an older station to this schema, in one transaction (the
+        tips of schema 2 from every row: once, at the first start of this version)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for sql in UPGRADES[step]:
+                    db.execute(sql)
+                if step == 2:
+                    tips: dict[str, Tip] = {}
+                    for table, seq, digest, kind, event, verdict in db.execute(
+                        "SELECT table_id, seq, hash, kind, event, verdict FROM row "
+                        "ORDER BY table_id, seq"
+                    ):
+                        tips[table] = tips.get(table, Tip()).after(
+                            seq, digest, kind, event, verdict
+                        )
+                    self._write_tips(tips)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        log.warning(
+            "the floor archive %s: schema %d upgraded to %d", self.path, version, SCHEMA_VERSION
+        )
+
+    def _write_tips(self, tips: dict[str, Tip]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO tip VALUES (?, ?, ?, ?, ?, ?)",
+            [(t, p.seq, p.hash, p.created_seq, p.shoe_seq, p.shoes) for t, p in tips.items()],
+        )
 
     def _take_lock(self) -> None:
         """Be the archive's one writer: a second floor service on the same file would
@@ -361,28 +464,43 @@ class Archive:
 
     def commit(self, arrivals: Sequence[Arrival]) -> Committed:
         """Take a batch of arrivals in one transaction (durable when this returns)."""
-        started = time.perf_counter()
-        done = Committed()
-        heads = dict(self.heads)
-        db = self._db
-        received = now_ts()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+
+        def take(heads: dict[str, tuple[int, str]], received: str, done: Committed) -> None:
             for arrival in arrivals:
                 self._take(arrival, heads, received, done)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        self.heads = heads
-        done.seconds = time.perf_counter() - started
-        done.held_counts = self.held_counts()
-        done.alerts = self.alerts()
-        for alert in done.raised:
-            log.error("floor alert: table %s: %s", alert.table, alert.message)
+
+        done = self._transaction(take)
         for alert_id in done.resolved:
             log.warning("floor alert %d resolved: the missing rows came", alert_id)
+        return done
+
+    def _transaction(
+        self, work: Callable[[dict[str, tuple[int, str]], str, Committed], None]
+    ) -> Committed:
+        """`work(heads, now, done)` in one transaction, the heads and tips it changes kept
+        only once it is committed; then the held rows and alerts as they are now."""
+        db = self._db
+        with self._writing:
+            started = time.perf_counter()
+            done = Committed()
+            heads = dict(self.heads)
+            self._tips_now = dict(self.tips)
+            self._touched = set()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                work(heads, now_ts(), done)
+                self._write_tips({t: self._tips_now[t] for t in self._touched})
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            self.heads, self.tips = heads, self._tips_now
+            done.seconds = time.perf_counter() - started
+            done.held_counts = self.held_counts()
+            done.alerts = self.alerts()
+        for alert in done.raised:
+            log.error("floor alert: table %s: %s", alert.table, alert.message)
         return done
 
     def _take(
@@ -410,6 +528,8 @@ class Archive:
             ).fetchone()
             if have is not None and have[0] == row.hash:
                 done.duplicates += 1
+                return
+            if have is None and self._late(table, seq, row.hash, arrival.body, received, done):
                 return
             if self._hold(table, seq, row.hash, "conflict", arrival.body, received):
                 done.held += 1
@@ -463,6 +583,10 @@ class Archive:
         self._release(table, heads, received, done)
 
     def _insert(self, row: FloorRow, received: str) -> None:
+        """Archive the row (inside a transaction) and move its table's tip on."""
+        tip = self._tips_now.get(row.table, Tip())
+        self._tips_now[row.table] = tip.after(row.seq, row.hash, row.kind, row.event, row.verdict)
+        self._touched.add(row.table)
         self._db.execute(
             "INSERT INTO row VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -614,6 +738,7 @@ class Archive:
             self._insert(row, received)
             heads[table] = (row.seq, row.hash)
             done.accepted.append(row)
+            self._station_protection(row, received, done)
         waiting = self._db.execute(
             "SELECT 1 FROM held WHERE table_id = ? AND reason = 'gap' LIMIT 1", (table,)
         ).fetchone()
@@ -625,15 +750,251 @@ class Archive:
                 self._db.execute("UPDATE alert SET resolved = ? WHERE id = ?", (received, alert_id))
                 done.resolved.append(alert_id)
 
+    def _late(
+        self, table: str, seq: int, digest: str, body: bytes, received: str, done: Committed
+    ) -> bool:
+        """A row of a gap a supervisor accepted as missing, come after all: held (the
+        archive went on without it), with an alert saying so. False: not such a row."""
+        found = read_decisions(
+            self._db,
+            "table_id = ? AND kind = 'accept_gap' AND ? BETWEEN from_seq AND to_seq",
+            (table, seq),
+        )
+        if not found:
+            return False
+        accepted = found[0]
+        if self._hold(table, seq, digest, "conflict", body, received):
+            done.held += 1
+            self._alert(
+                done,
+                table,
+                seq,
+                "late",
+                f"row {seq} came after {accepted.by} accepted rows {accepted.from_seq}-"
+                f"{accepted.to_seq} as missing ({accepted.decided}); it is held, not archived",
+                received,
+            )
+        return True
+
+    # -- a supervisor's decisions --------------------------------------------------------
+
+    def acknowledge(self, alert_id: int, by: str, role: str, reason: str) -> Committed:
+        """Record that `by` has seen the alert and deals with it (it stays open, in the
+        history); `DecisionRefused` for an alert that is not there or not open."""
+        reason = checked_reason(reason)
+
+        def decide(heads: dict[str, tuple[int, str]], now: str, done: Committed) -> None:
+            found = self._db.execute(
+                "SELECT table_id, resolved, acknowledged FROM alert WHERE id = ?", (alert_id,)
+            ).fetchone()
+            if found is None:
+                raise DecisionRefused(
+                    404, f"no alert {alert_id} in the archive: see GET /api/floor/alerts"
+                )
+            table, resolved, acknowledged = found
+            if resolved is not None:
+                raise DecisionRefused(
+                    409, f"alert {alert_id} was resolved at {resolved}: nothing to acknowledge"
+                )
+            if acknowledged is not None:
+                [earlier] = read_decisions(self._db, "id = ?", (acknowledged,))
+                raise DecisionRefused(
+                    409,
+                    f"alert {alert_id} was acknowledged by {earlier.by} at {earlier.decided} "
+                    "already",
+                )
+            decision = self._decide(
+                table, "acknowledge", alert_id, None, None, None, by, role, reason, now
+            )
+            self._db.execute(
+                "UPDATE alert SET acknowledged = ? WHERE id = ?", (decision.id, alert_id)
+            )
+            done.decision = decision
+
+        return self._decided(self._transaction(decide))
+
+    def accept_gap(
+        self, table: str, from_seq: int, to_seq: int, by: str, role: str, reason: str
+    ) -> Committed:
+        """Let the table's archive go on past its gap: rows `from_seq`-`to_seq` (which
+        must be the gap the archive has now) are recorded as missing, the next held row
+        is taken, and the chain is checked from it on."""
+        reason = checked_reason(reason)
+
+        def decide(heads: dict[str, tuple[int, str]], now: str, done: Committed) -> None:
+            self._known(table, heads)
+            head_seq = heads.get(table, (0, ""))[0]
+            after = self._db.execute(
+                "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap'", (table,)
+            ).fetchone()[0]
+            if after is None or after <= head_seq + 1:
+                raise DecisionRefused(
+                    409,
+                    f"table {table} has no gap: its archive ends at row {head_seq} and no row "
+                    "waits behind a gap",
+                )
+            gap = (head_seq + 1, after - 1)
+            if (from_seq, to_seq) != gap:
+                raise DecisionRefused(
+                    409,
+                    f"no such gap: table {table}'s gap is rows {gap[0]}-{gap[1]} (the archive "
+                    f"ends at row {head_seq}, row {after} waits); accept that one",
+                )
+            row, held_id = self._held_row(table, after, "gap", None)
+            decision = self._decide(
+                table, "accept_gap", None, from_seq, to_seq, row.hash, by, role, reason, now
+            )
+            self._go_on(table, row, held_id, heads, now, done, decision, "gap")
+
+        return self._decided(self._transaction(decide))
+
+    def accept_chain(
+        self, table: str, seq: int, by: str, role: str, reason: str, digest: str | None = None
+    ) -> Committed:
+        """Take the held row `seq` that does not link to the archive's last row as the
+        start of a new chain (`digest`: which one, if several rows `seq` are held); the
+        chain is checked from it on."""
+        reason = checked_reason(reason)
+
+        def decide(heads: dict[str, tuple[int, str]], now: str, done: Committed) -> None:
+            self._known(table, heads)
+            head_seq = heads.get(table, (0, ""))[0]
+            broken = sorted(
+                s
+                for (s,) in self._db.execute(
+                    "SELECT DISTINCT seq FROM held WHERE table_id = ? AND reason = 'chain'",
+                    (table,),
+                )
+            )
+            if not broken:
+                raise DecisionRefused(
+                    409, f"table {table} has no broken chain: no row is held for one"
+                )
+            if seq != head_seq + 1 or seq not in broken:
+                held = ", ".join(map(str, broken))
+                raise DecisionRefused(
+                    409,
+                    f"no such broken chain: table {table}'s archive ends at row {head_seq}; the "
+                    f"row held for a broken chain is {held}; accept row {head_seq + 1} if it "
+                    "is held, else the gap first",
+                )
+            row, held_id = self._held_row(table, seq, "chain", digest)
+            decision = self._decide(
+                table, "accept_chain", None, seq, seq, row.hash, by, role, reason, now
+            )
+            self._go_on(table, row, held_id, heads, now, done, decision, "chain")
+
+        return self._decided(self._transaction(decide))
+
+    def _known(self, table: str, heads: dict[str, tuple[int, str]]) -> None:
+        if table in heads:
+            return
+        held = self._db.execute("SELECT 1 FROM held WHERE table_id = ? LIMIT 1", (table,))
+        if held.fetchone() is None:
+            known = ", ".join(sorted(heads)[:20]) or "none yet"
+            raise DecisionRefused(
+                404,
+                f"unknown table {table!r}: the archive has no row of it (its tables: {known}); "
+                "see GET /api/floor/tables",
+            )
+
+    def _held_row(
+        self, table: str, seq: int, reason: str, digest: str | None
+    ) -> tuple[FloorRow, int]:
+        """The held row `seq` a decision takes; a refusal if several are held and `digest`
+        does not say which."""
+        found = self._db.execute(
+            "SELECT id, hash, body FROM held WHERE table_id = ? AND seq = ? AND reason = ?",
+            (table, seq, reason),
+        ).fetchall()
+        if digest is not None:
+            found = [f for f in found if f[1] == digest]
+        if len(found) != 1:
+            hashes = ", ".join(f[1] for f in found) or "none with that hash"
+            raise DecisionRefused(
+                409, f"rows {seq} held for table {table}: {hashes}; name the one to take (hash)"
+            )
+        held_id, _, body = found[0]
+        return parse_row(body, table), held_id
+
+    def _decide(
+        self,
+        table: str,
+        kind: str,
+        alert_id: int | None,
+        from_seq: int | None,
+        to_seq: int | None,
+        digest: str | None,
+        by: str,
+        role: str,
+        reason: str,
+        now: str,
+    ) -> Decision:
+        cur = self._db.execute(
+            "INSERT INTO decision (table_id, kind, alert_id, from_seq, to_seq, hash, actor, "
+            "role, reason, decided) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (table, kind, alert_id, from_seq, to_seq, digest, by, role, reason, now),
+        )
+        assert cur.lastrowid is not None
+        return Decision(
+            cur.lastrowid, table, kind, alert_id, from_seq, to_seq, digest, by, role, reason, now
+        )
+
+    def _go_on(
+        self,
+        table: str,
+        row: FloorRow,
+        held_id: int,
+        heads: dict[str, tuple[int, str]],
+        now: str,
+        done: Committed,
+        decision: Decision,
+        kind: str,
+    ) -> None:
+        """Take the accepted row, then every held row that follows it; resolve the table's
+        open alerts of `kind` (and its gap alerts once no row waits behind a gap)."""
+        self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
+        self._insert(row, now)
+        heads[table] = (row.seq, row.hash)
+        done.accepted.append(row)
+        done.decision = decision
+        self._station_protection(row, now, done)
+        for (alert_id,) in self._db.execute(
+            "SELECT id FROM alert WHERE table_id = ? AND kind = ? AND resolved IS NULL",
+            (table, kind),
+        ).fetchall():
+            self._db.execute(
+                "UPDATE alert SET resolved = ?, resolved_by = ? WHERE id = ?",
+                (now, decision.id, alert_id),
+            )
+            done.resolved.append(alert_id)
+        self._release(table, heads, now, done)
+        waiting = self._db.execute(
+            "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap'", (table,)
+        ).fetchone()[0]
+        if waiting is not None:  # another gap further on: an alert of its own
+            self._gap_alert(done, table, heads[table][0], waiting, now)
+
+    def _decided(self, done: Committed) -> Committed:
+        assert done.decision is not None
+        log.warning("floor decision: table %s: %s", done.decision.table, done.decision.words())
+        return done
+
     # -- reading -------------------------------------------------------------------------
 
     def tables(self) -> list[str]:
         """Every table the archive has heard of (rows, held rows or alerts)."""
         cur = self._db.execute(
-            "SELECT table_id FROM row GROUP BY table_id UNION SELECT table_id FROM held "
+            "SELECT table_id FROM tip UNION SELECT table_id FROM held "
             "UNION SELECT table_id FROM alert ORDER BY 1"
         )
         return [t for (t,) in cur]
+
+    def decisions(self, table: str | None = None) -> list[Decision]:
+        """The supervisors' decisions (of one table), oldest first."""
+        if table is None:
+            return read_decisions(self._db)
+        return read_decisions(self._db, "table_id = ?", (table,))
 
     def rows(self, table: str, after: int = 0, limit: int | None = None) -> Iterator[FloorRow]:
         """A table's archived rows with seq > after, in order."""
@@ -644,6 +1005,12 @@ class Archive:
             args = (table, after, limit)
         for r in self._db.execute(sql, args).fetchall():
             yield FloorRow(*r[:10])
+
+    def row(self, table: str, seq: int) -> FloorRow | None:
+        found = self._db.execute(
+            "SELECT * FROM row WHERE table_id = ? AND seq = ?", (table, seq)
+        ).fetchone()
+        return None if found is None else FloorRow(*found[:10])
 
     def count(self, table: str) -> int:
         found: int = self._db.execute(
@@ -659,21 +1026,24 @@ class Archive:
     def alerts(self, limit: int = ALERTS_KEPT) -> list[Alert]:
         """The newest alerts, newest first: every open one, and resolved ones up to `limit`
         in all."""
-        sql = (
-            "SELECT id, table_id, seq, kind, message, raised, resolved FROM alert "
-            "WHERE resolved IS NULL OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? "
-            "ORDER BY id DESC"
-        )
-        return [Alert(*r) for r in self._db.execute(sql, (limit,)).fetchall()]
+        return read_alerts(self._db, limit)
 
     def verify(self, table: str) -> list[str]:
-        """Check a table's archived chain from its first row (problems in words)."""
+        """Check a table's archived chain from its first row (problems in words): where a
+        supervisor accepted a gap or a new chain, from the accepted row on."""
         problems: list[str] = []
+        accepted = {
+            (d.to_seq + 1 if d.kind == "accept_gap" else d.from_seq, d.hash): d
+            for d in self.decisions(table)
+            if d.kind != "acknowledge" and d.to_seq is not None
+        }
         prev, expected = GENESIS, 1
         for row in self.rows(table):
-            if row.seq != expected:
+            decision = accepted.get((row.seq, row.hash))
+            gap_ok = decision is not None and decision.kind == "accept_gap"
+            if row.seq != expected and not (gap_ok and decision and decision.from_seq == expected):
                 problems.append(f"row {row.seq}: expected row {expected}")
-            if row.prev_hash != prev:
+            if row.prev_hash != prev and decision is None:
                 problems.append(f"row {row.seq}: prev_hash does not match row {row.seq - 1}")
             if not row.hash_ok():
                 problems.append(f"row {row.seq}: its hash does not match its contents")
