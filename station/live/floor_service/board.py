@@ -7,6 +7,12 @@ decided by the same `Table` that decided them at the table. The heartbeats (core
 not kept) say only what a row cannot: that the station is alive now, how far its journal
 is ahead of the archive (rows behind) and where its own dashboard is.
 
+At start each table is replayed from its latest shoe only (`Archive.tips`: a shoe resets
+all the board shows but the shoe count), so the start does not grow with the archive.
+Where a supervisor let a table go on past a gap or a broken chain, the rows before it are
+missing or of another journal: the table's state is replayed without them and said to be
+unsure until its next shoe, which starts it afresh.
+
 The board lives in the service's event loop: the consumer hands it each commit's result
 after the commit (`committed`), the heartbeat subscription each heartbeat, and the API
 reads `tables()`. A table is offline once `offline_after` seconds pass without a
@@ -29,6 +35,8 @@ from station.live.floor.messages import Alert as StationAlert
 from station.live.floor.messages import Heartbeat
 from station.live.floor_service.archive import Alert, Archive, Committed, FloorRow
 from station.live.floor_service.config import FloorServiceConfig
+from station.live.floor_service.decisions import Decision
+from station.live.floor_service.tip import Tip
 from station.live.journal import CREATED
 
 log = logging.getLogger("station.floor")
@@ -54,6 +62,11 @@ class TableView:
     def __init__(self, table_id: str) -> None:
         self.id = table_id
         self.seq = 0
+        #: The hash of row `seq` (None: not known, e.g. before the first row).
+        self.hash: str | None = None
+        #: Why the state shown may be off (rows accepted as missing, a new chain) until
+        #: the table's next shoe starts it afresh; None: replayed from every row.
+        self.unsure: str | None = None
         self.settings: dict[str, Any] | None = None
         self.table: Table | None = None
         self.suspended_since: int | None = None
@@ -61,9 +74,28 @@ class TableView:
         self.problem: str | None = None
         self._snapshot: TableSnapshot | None = None
 
+    def load(self, archive: Archive, tip: Tip) -> None:
+        """At start: the table as its rows from its latest shoe on leave it (the settings
+        from its journal's first row), its shoes counted by the tip."""
+        first = tip.replay_from
+        created = tip.created_seq
+        if created is not None and created < first:
+            settings = archive.row(self.id, created)
+            if settings is not None:
+                self.apply(settings)
+        start = archive.row(self.id, first)
+        if start is not None:
+            self.seq, self.hash = first - 1, start.prev_hash  # what the archive vouched for
+        for row in archive.rows(self.id, after=first - 1):
+            self.apply(row)
+        if self.table is not None:
+            self.table.shoes_started += tip.shoes_before
+
     def apply(self, row: FloorRow) -> None:
         """The next archived row of this table (in order: the archive vouches for it)."""
-        self.seq = row.seq
+        if self.seq and (row.seq != self.seq + 1 or row.prev_hash != self.hash):
+            self._jumped(row)
+        self.seq, self.hash = row.seq, row.hash
         event = orjson.loads(row.event)
         if row.kind == "notice":
             if event.get("message") == CREATED and isinstance(event.get("table"), dict):
@@ -71,10 +103,13 @@ class TableView:
             return
         if self.table is None:
             return
+        if self.unsure is not None and event.get("type") == "shoe" and _ok(row.verdict):
+            self._afresh()
         decided = self.table.decide(event)
         verdict = dict(decided.verdict)
         if (
             self.problem is None
+            and self.unsure is None
             and row.verdict is not None
             and orjson.loads(row.verdict) != verdict
         ):
@@ -89,6 +124,35 @@ class TableView:
             self.suspended_since = row.seq
         elif decided.cleared:
             self.suspended_since = None
+
+    def _jumped(self, row: FloorRow) -> None:
+        """A row a supervisor let the archive take without its chain: after a gap
+        accepted as missing, or the first of a new chain."""
+        if row.seq != self.seq + 1:
+            missing = (
+                f"row {self.seq + 1}"
+                if row.seq == self.seq + 2
+                else f"rows {self.seq + 1}-{row.seq - 1}"
+            )
+            what = f"{missing} accepted as missing"
+        else:
+            what = f"a new chain accepted from row {row.seq}"
+        self.unsure = (
+            f"{what}: the state shown is replayed without the rows before it and may be off "
+            "until the table's next shoe"
+        )
+        log.warning("table %s: %s", self.id, self.unsure)
+
+    def _afresh(self) -> None:
+        """A shoe the station accepted after rows the floor lacks: the table starts afresh
+        (a shoe resets all the floor shows but the shoe count, which goes on)."""
+        assert self.table is not None and self.settings is not None
+        shoes = self.table.shoes_started
+        self._start(self.settings)
+        if self.table is not None:
+            self.table.shoes_started = shoes
+        self.suspended_since = None
+        self.unsure = None
 
     def _start(self, settings: dict[str, Any]) -> None:
         """A journal's first row: the table's settings, so the floor deals the same table."""
@@ -114,6 +178,10 @@ class TableView:
                 self.table, self.seq, self.id, self.suspended_since, self._snapshot
             )
         return self._snapshot
+
+
+def _ok(verdict: str | None) -> bool:
+    return verdict is not None and bool(orjson.loads(verdict).get("ok"))
 
 
 def _short(value: object) -> str | None:
@@ -157,6 +225,8 @@ class Board:
         self.station_alerts: dict[str, list[StationAlert]] = {}
         self.held: dict[str, int] = {}
         self.alerts: list[Alert] = []
+        #: Each table's accepted gaps and chains (shown on its line), oldest first.
+        self.decisions: dict[str, list[Decision]] = {}
         #: The broker as the consumer last found it, in words (shown on the floor view).
         self.broker = "not connected yet"
         self.broker_up = False
@@ -171,22 +241,32 @@ class Board:
         return found
 
     def load(self, archive: Archive) -> None:
-        """Replay every archived row (at start, before the consumer runs)."""
+        """Each table from its latest shoe on (at start, before the consumer runs)."""
         for table_id in archive.tables():
             view = self.view(table_id)
-            for row in archive.rows(table_id, after=view.seq):
-                view.apply(row)
+            tip = archive.tips.get(table_id)
+            if tip is not None:
+                view.load(archive, tip)
         self.held = archive.held_counts()
         self.alerts = archive.alerts()
+        for decision in archive.decisions():
+            self._decided(decision)
 
     def committed(self, done: Committed) -> None:
-        """A commit's result: its rows to their tables, the held rows and alerts now."""
+        """A commit's result (or a supervisor's decision's): its rows to their tables,
+        the held rows and alerts now."""
         for row in done.accepted:
             self.view(row.table).apply(row)
         self.held = done.held_counts
         self.alerts = done.alerts
         for alert in done.raised:
             self.view(alert.table)
+        if done.decision is not None:
+            self._decided(done.decision)
+
+    def _decided(self, decision: Decision) -> None:
+        if decision.kind != "acknowledge":
+            self.decisions.setdefault(decision.table, []).append(decision)
 
     def checked_alerts(self, alerts: list[Alert]) -> None:
         """The archive's alert list after the floor-wide protection check raised some
@@ -280,7 +360,8 @@ class Board:
             "rows_behind": None if station_seq is None else max(0, station_seq - view.seq),
             "held": self.held.get(table_id, 0),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
-            "problem": view.problem,
+            "problem": view.problem or view.unsure,
+            "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
             "publisher": beat.heartbeat.floor if beat is not None else None,
             "station_alerts": [
                 {"code": a.code, "message": a.message, "ts": a.ts}
