@@ -71,7 +71,11 @@ def test_an_accepted_gap_lets_the_table_go_on_checked_from_the_accepted_row(
         decision = done.decision
         assert decision is not None
         assert (decision.kind, decision.from_seq, decision.to_seq) == ("accept_gap", 4, 5)
-        assert (decision.by, decision.role, decision.hash) == ("pit-boss", "supervisor", rows[5].hash)
+        assert (decision.by, decision.role, decision.hash) == (
+            "pit-boss",
+            "supervisor",
+            rows[5].hash,
+        )
         [resolved] = [a for a in done.alerts if a.id == gap.id]
         assert resolved.resolved is not None and resolved.resolved_by == decision
         with refused(409, "table t1 has no gap"):
