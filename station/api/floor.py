@@ -110,6 +110,11 @@ class StationAlertOut(BaseModel):
     ts: str = Field(description="when, by the station's clock (UTC)")
 
 
+class Gap(BaseModel):
+    from_seq: int = Field(description="the first missing row")
+    to_seq: int = Field(description="the last missing row")
+
+
 class FloorTable(BaseModel):
     """One table at a glance."""
 
@@ -132,6 +137,14 @@ class FloorTable(BaseModel):
     station_seq: int | None = Field(description="the station's last journal row (heartbeat)")
     rows_behind: int | None = Field(description="station_seq - archived_seq (null: not known)")
     held: int = Field(description="rows held back (gap or broken chain), not archived")
+    gap: Gap | None = Field(
+        description="the rows missing before the first row held behind a gap (what "
+        "accept-gap takes), else null"
+    )
+    broken_chain: int | None = Field(
+        description="the held row that does not link to the last archived one (what "
+        "accept-chain takes), else null"
+    )
     alerts: list[AlertOut] = Field(description="the table's open alerts")
     problem: str | None = Field(
         description="why the floor cannot show the table's state, or why it may be off "

@@ -42,6 +42,7 @@ def test_a_supervisor_accepts_a_gap_and_acknowledges_an_alert(
         publish_rows(floor, "table-1", rows[:3] + rows[5:8])  # rows 4 and 5 lost
         wait_for(lambda: running.table("table-1")["held"] == 3, "the rows after the gap")
         [alert] = running.table("table-1")["alerts"]
+        assert running.table("table-1")["gap"] == {"from_seq": 4, "to_seq": 5}
         # Who may not: no token, a token of too low a role, a rig.
         assert post(running, gap, reason, role=None).status_code == 401
         for role in ("viewer", "dealer", "rig"):
@@ -80,6 +81,7 @@ def test_a_supervisor_accepts_a_gap_and_acknowledges_an_alert(
         assert decided["decision"]["role"] == "supervisor"
         seen = running.table("table-1")
         assert seen["archived_seq"] == 8 and seen["held"] == 0 and seen["alerts"] == []
+        assert seen["gap"] is None and seen["broken_chain"] is None
         [line] = seen["accepted"]
         assert (line["from_seq"], line["to_seq"], line["by"]) == (4, 5, "test-supervisor")
         assert seen["problem"].startswith("rows 4-5 accepted as missing")
@@ -109,6 +111,7 @@ def test_a_supervisor_accepts_a_new_chain(
         publish_rows(floor, "table-1", rows + other[len(rows) :])
         wait_for(lambda: running.table("table-1")["held"] == len(other) - len(rows), "held")
         n = len(rows)  # the other journal's row n + 1 does not link to row n
+        assert running.table("table-1")["broken_chain"] == n + 1
         assert post(running, chain, {"seq": n + 1, "reason": "x"}, role="dealer").status_code == 403
         wrong = post(running, chain, {"seq": n + 2, "reason": "new PC"})
         assert wrong.status_code == 409 and f"accept row {n + 1}" in wrong.json()["detail"]

@@ -324,6 +324,9 @@ class Committed:
     #: thread as the commit, so readers of the board never touch the writer's connection).
     held_counts: dict[str, int] = field(default_factory=dict)
     alerts: list[Alert] = field(default_factory=list)
+    #: Per table with held rows: the first row held behind a gap, and the first held for
+    #: a broken chain (None: none), what a supervisor's decision would be about.
+    waiting: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     #: The supervisor's decision this was (None: a commit of the consumer's).
     decision: Decision | None = None
 
@@ -498,6 +501,7 @@ class Archive:
             self.heads, self.tips = heads, self._tips_now
             done.seconds = time.perf_counter() - started
             done.held_counts = self.held_counts()
+            done.waiting = self.waiting() if done.held_counts else {}
             done.alerts = self.alerts()
         for alert in done.raised:
             log.error("floor alert: table %s: %s", alert.table, alert.message)
@@ -1022,6 +1026,17 @@ class Archive:
         """Held rows per table."""
         cur = self._db.execute("SELECT table_id, count(*) FROM held GROUP BY table_id")
         return {t: n for t, n in cur}
+
+    def waiting(self) -> dict[str, tuple[int | None, int | None]]:
+        """Per table with held rows: its first row held behind a gap, and its first held
+        for a broken chain (None: none)."""
+        found: dict[str, tuple[int | None, int | None]] = {}
+        for table, gap, chain in self._db.execute(
+            "SELECT table_id, min(CASE reason WHEN 'gap' THEN seq END), "
+            "min(CASE reason WHEN 'chain' THEN seq END) FROM held GROUP BY table_id"
+        ):
+            found[table] = (gap, chain)
+        return found
 
     def alerts(self, limit: int = ALERTS_KEPT) -> list[Alert]:
         """The newest alerts, newest first: every open one, and resolved ones up to `limit`

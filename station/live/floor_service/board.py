@@ -225,6 +225,8 @@ class Board:
         self.station_alerts: dict[str, list[StationAlert]] = {}
         self.held: dict[str, int] = {}
         self.alerts: list[Alert] = []
+        #: Per table: its first row held behind a gap, and for a broken chain.
+        self.waiting: dict[str, tuple[int | None, int | None]] = {}
         #: Each table's accepted gaps and chains (shown on its line), oldest first.
         self.decisions: dict[str, list[Decision]] = {}
         #: The broker as the consumer last found it, in words (shown on the floor view).
@@ -248,6 +250,7 @@ class Board:
             if tip is not None:
                 view.load(archive, tip)
         self.held = archive.held_counts()
+        self.waiting = archive.waiting()
         self.alerts = archive.alerts()
         for decision in archive.decisions():
             self._decided(decision)
@@ -258,6 +261,7 @@ class Board:
         for row in done.accepted:
             self.view(row.table).apply(row)
         self.held = done.held_counts
+        self.waiting = done.waiting
         self.alerts = done.alerts
         for alert in done.raised:
             self.view(alert.table)
@@ -301,6 +305,15 @@ class Board:
         """Every table at a glance, the configured ones first (in the config's order)."""
         order = list(self.configured) + sorted(set(self.views) - set(self.configured))
         return [self.table(table_id) for table_id in order]
+
+    def _decidable(self, table_id: str, seq: int) -> dict[str, Any]:
+        """What a supervisor may accept on this table now: its gap (the rows missing
+        before the first row held behind it) and the row held for a broken chain."""
+        gap_at, chain_at = self.waiting.get(table_id, (None, None))
+        gap = None
+        if gap_at is not None and gap_at > seq + 1:
+            gap = {"from_seq": seq + 1, "to_seq": gap_at - 1}
+        return {"gap": gap, "broken_chain": chain_at if chain_at == seq + 1 else None}
 
     def table(self, table_id: str) -> dict[str, Any]:
         view = self.view(table_id)
@@ -359,6 +372,7 @@ class Board:
             "station_seq": station_seq,
             "rows_behind": None if station_seq is None else max(0, station_seq - view.seq),
             "held": self.held.get(table_id, 0),
+            **self._decidable(table_id, view.seq),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
             "problem": view.problem or view.unsure,
             "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
