@@ -14,11 +14,11 @@ from typing import Any
 import orjson
 import pytest
 
-from station.live.floor_service.archive import Archive, Arrival, parse_row
+from station.live.floor_service.archive import PROTECTION_ACTOR, Archive, Arrival, parse_row
 from station.live.floor_service.board import Board
 from station.live.floor_service.config import FloorServiceConfig
 from station.live.floor_service.decisions import DecisionRefused
-from station.live.journal import Row
+from station.live.journal import Journal, Row, notice
 from tests.conftest import run_station
 from tests.floor.floorkit import make_journal, message, shoe_events
 
@@ -238,3 +238,25 @@ def test_after_an_accepted_gap_the_state_is_unsure_until_the_next_shoe(tmp_path:
     every = full_replay(rows)
     assert after["problem"] is None and after["shoe"] == every["shoe"] == 2
     assert after["results"] == every["results"] and after["rounds"] == every["rounds"]
+
+
+def test_a_protection_notice_held_behind_a_gap_is_alerted_when_it_is_taken(
+    tmp_path: Path,
+) -> None:
+    """A station's game-protection notice is a floor alert when its row is archived, also
+    when it waited behind a gap (filled, or accepted)."""
+    journal = tmp_path / "t.db"
+    make_journal(journal, "t1", shoe_events(seed=2, decks=1)[:5])
+    weak = notice("station", PROTECTION_ACTOR, "a weak shuffle", alert="WEAK_SHUFFLE")
+    with Journal(journal) as station:
+        station.append([weak])
+        rows = list(station.rows())
+    for accept in (False, True):
+        with Archive(tmp_path / f"floor-{accept}.db") as archive:
+            archive.commit(arrivals("t1", rows[:2] + rows[3:]))  # row 3 late, the notice held
+            if accept:
+                done = archive.accept_gap("t1", 3, 3, *BOSS, "row 3 lost")
+            else:
+                done = archive.commit(arrivals("t1", rows[2:3]))
+            assert done.accepted[-1].seq == len(rows)
+            assert [a.kind for a in done.raised] == ["WEAK_SHUFFLE"]
