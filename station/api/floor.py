@@ -86,7 +86,8 @@ class AlertOut(BaseModel):
     table: str
     seq: int | None = Field(description="the row it is about (null: not a readable row)")
     kind: str = Field(
-        description="gap, chain, altered, conflict or malformed (the archive); SHOE_SEQUENCE "
+        description="gap, chain, altered, conflict, malformed or late (a row of an accepted "
+        "gap came after all) (the archive); SHOE_SEQUENCE "
         "or WEAK_SHUFFLE (game protection: a station's notice, or the floor-wide check); "
         "protection (the floor-wide check is off, table empty)"
     )
