@@ -151,6 +151,11 @@ class FloorTable(BaseModel):
         description="why the floor cannot show the table's state, or why it may be off "
         "(rows accepted as missing, until the next shoe)"
     )
+    state_known: bool = Field(
+        description="false after rows accepted as missing (or a new chain): game, shoe and "
+        "decks stay, the round, results and a suspension from the rows are not shown until "
+        "the table's next shoe (problem says why; a heartbeat still says suspended)"
+    )
     accepted: list[DecisionOut] = Field(
         description="the gaps and new chains supervisors accepted on this table, oldest first"
     )

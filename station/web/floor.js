@@ -94,6 +94,7 @@ function tableCard(t) {
   const classes = ["tcard", t.suspended ? "suspended" : "", t.online ? "online-now" : "offline", t.alerts.length ? "alerted" : ""];
   const state = t.suspended
     ? `SUSPENDED: ${t.suspension.explanation}`
+    : !t.state_known ? "State not known until the next shoe"
     : t.in_play ? "In play" : t.shoe ? "Between shoes" : "No shoe yet";
   const behind = t.rows_behind == null ? null : t.rows_behind;
   const card = h(

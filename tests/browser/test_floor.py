@@ -211,6 +211,10 @@ def test_a_supervisor_acknowledges_and_accepts_a_gap(page: Page, running: Runnin
         "row 21 accepted as missing by test-supervisor"
     )
     expect(two.locator("button.accept-gap")).to_have_count(0)
+    # The floor does not guess the table's state without row 21: no false suspension.
+    expect(two.locator(".state")).to_have_text("State not known until the next shoe")
+    expect(two.locator(".problem")).to_contain_text("row 21 accepted as missing")
+    expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
     expect(two.locator(".talerts")).to_have_count(0)
     expect(page.locator("#alerts li.resolved")).to_contain_text("resolved by test-supervisor")
     table = running.table("table-2")

@@ -231,7 +231,11 @@ def test_after_an_accepted_gap_the_state_is_unsure_until_the_next_shoe(tmp_path:
         board.committed(archive.commit(arrivals("t1", rows[:10] + rows[12 : second - 5])))
         board.committed(archive.accept_gap("t1", 11, 12, *BOSS, "lost"))
         seen = board.table("t1")
-        assert seen["problem"].startswith("rows 11-12 accepted as missing: the state shown")
+        assert seen["problem"].startswith("rows 11-12 accepted as missing: the table's state")
+        # Not guessed without the rows: no round, no results, no suspension (a replay
+        # without rows 11-12 would refuse the cards after them and suspend the table).
+        assert not seen["state_known"] and not seen["suspended"] and seen["shoe"] == 1
+        assert seen["round"] is None and seen["results"] == [] and not seen["in_play"]
         assert [d["kind"] for d in seen["accepted"]] == ["accept_gap"]
         board.committed(archive.commit(arrivals("t1", rows[second - 5 :])))
     after = board.table("t1")

@@ -10,8 +10,9 @@ is ahead of the archive (rows behind) and where its own dashboard is.
 At start each table is replayed from its latest shoe only (`Archive.tips`: a shoe resets
 all the board shows but the shoe count), so the start does not grow with the archive.
 Where a supervisor let a table go on past a gap or a broken chain, the rows before it are
-missing or of another journal: the table's state is replayed without them and said to be
-unsure until its next shoe, which starts it afresh.
+missing or of another journal: the floor cannot know the table's state (a replay without
+them would show false suspensions), so it shows none, says why, and starts the table
+afresh at its next shoe (the station's heartbeat still says whether it is suspended).
 
 The board lives in the service's event loop: the consumer hands it each commit's result
 after the commit (`committed`), the heartbeat subscription each heartbeat, and the API
@@ -64,8 +65,8 @@ class TableView:
         self.seq = 0
         #: The hash of row `seq` (None: not known, e.g. before the first row).
         self.hash: str | None = None
-        #: Why the state shown may be off (rows accepted as missing, a new chain) until
-        #: the table's next shoe starts it afresh; None: replayed from every row.
+        #: Why the table's state is not known (rows accepted as missing, a new chain)
+        #: until its next shoe starts it afresh; None: replayed from every row.
         self.unsure: str | None = None
         self.settings: dict[str, Any] | None = None
         self.table: Table | None = None
@@ -103,7 +104,9 @@ class TableView:
             return
         if self.table is None:
             return
-        if self.unsure is not None and event.get("type") == "shoe" and _ok(row.verdict):
+        if self.unsure is not None:
+            if event.get("type") != "shoe" or not _ok(row.verdict):
+                return  # not known until the next shoe: no state guessed without the rows
             self._afresh()
         decided = self.table.decide(event)
         verdict = dict(decided.verdict)
@@ -138,8 +141,8 @@ class TableView:
         else:
             what = f"a new chain accepted from row {row.seq}"
         self.unsure = (
-            f"{what}: the state shown is replayed without the rows before it and may be off "
-            "until the table's next shoe"
+            f"{what}: the table's state is not known without the rows before it; it shows "
+            "again from the table's next shoe"
         )
         log.warning("table %s: %s", self.id, self.unsure)
 
@@ -320,7 +323,8 @@ class Board:
         configured = self.configured.get(table_id)
         beat = self.heartbeats.get(table_id)
         now = self.clock()
-        snap = view.snapshot()
+        snap = None if view.unsure else view.snapshot()
+        shoes = view.table.shoes_started if view.unsure and view.table else None
         settings = view.settings or {}
         dashboard = (configured.dashboard if configured else "") or (beat and beat.dashboard)
         online = beat is not None and now - beat.received < self.config.floor.offline_after
@@ -338,9 +342,10 @@ class Board:
             beat is not None
             and online
             and beat.heartbeat.suspended
-            and beat.heartbeat.seq > view.seq
+            and (beat.heartbeat.seq > view.seq or view.unsure)
         ):
-            # The station is ahead of the archive: its heartbeat says it is suspended now.
+            # The station is ahead of the archive (or the floor cannot know the table's
+            # state): its heartbeat says it is suspended now.
             code = beat.heartbeat.code or "suspended"
             suspension = {
                 "code": code,
@@ -360,7 +365,7 @@ class Board:
             "silent_for": None if beat is None else round(now - beat.received, 1),
             "game": _game(snap, settings),
             "decks": settings.get("decks"),
-            "shoe": snap.shoes_started if snap is not None else None,
+            "shoe": snap.shoes_started if snap is not None else shoes,
             "in_play": snap.in_play if snap is not None else False,
             "round": (snap.round or {}).get("number") if snap is not None else None,
             "rounds": snap.rounds_complete if snap is not None else 0,
@@ -375,6 +380,7 @@ class Board:
             **self._decidable(table_id, view.seq),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
             "problem": view.problem or view.unsure,
+            "state_known": view.unsure is None,
             "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
             "publisher": beat.heartbeat.floor if beat is not None else None,
             "station_alerts": [
