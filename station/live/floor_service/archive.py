@@ -784,10 +784,12 @@ class Archive(Supervised):
         return [t for (t,) in cur]
 
     def decisions(self, table: str | None = None) -> list[Decision]:
-        """The supervisors' decisions (of one table), oldest first."""
-        if table is None:
-            return read_decisions(self._db)
-        return read_decisions(self._db, "table_id = ?", (table,))
+        """The supervisors' decisions (of one table), oldest first: between two
+        transactions (the API asks from a thread of its own)."""
+        with self._writing:
+            if table is None:
+                return read_decisions(self._db)
+            return read_decisions(self._db, "table_id = ?", (table,))
 
     def rows(self, table: str, after: int = 0, limit: int | None = None) -> Iterator[FloorRow]:
         """A table's archived rows with seq > after, in order."""
