@@ -210,6 +210,9 @@ class AcceptGap(Reason):
 
     from_seq: int = Field(ge=1, description="the first missing row")
     to_seq: int = Field(ge=1, description="the last missing row")
+    hash: str | None = Field(
+        None, description="which row to_seq + 1 to go on from, if several are held (its hash)"
+    )
 
 
 class AcceptChain(Reason):
@@ -436,7 +439,7 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
             request,
             who,
             lambda a: a.accept_gap(
-                table, body.from_seq, body.to_seq, who.name, who.role, body.reason
+                table, body.from_seq, body.to_seq, who.name, who.role, body.reason, body.hash
             ),
         )
 

@@ -264,3 +264,23 @@ def test_a_protection_notice_held_behind_a_gap_is_alerted_when_it_is_taken(
                 done = archive.commit(arrivals("t1", rows[2:3]))
             assert done.accepted[-1].seq == len(rows)
             assert [a.kind for a in done.raised] == ["WEAK_SHUFFLE"]
+
+
+def test_two_journals_behind_one_gap_the_supervisor_names_the_row(tmp_path: Path) -> None:
+    """Rows of two journals wait behind the same gap: the decision names which row to go
+    on from (its hash); the other journal's rows stay held and hide no later gap."""
+    rows = make_journal(tmp_path / "a.db", "t1", shoe_events(seed=2, decks=1)[:10])
+    other = make_journal(tmp_path / "b.db", "t1", shoe_events(seed=4, decks=1)[:10])
+    with Archive(tmp_path / "floor.db") as archive:
+        archive.commit(arrivals("t1", rows[:3]))
+        archive.commit(arrivals("t1", rows[4:6] + other[4:6]))  # row 4 lost, two rows 5
+        assert archive.waiting() == {"t1": (5, None)}
+        with refused(409, f"rows 5 held for table t1: .*{rows[4].hash}.*name the one"):
+            archive.accept_gap("t1", 4, 4, *BOSS, "row 4 lost")
+        done = archive.accept_gap("t1", 4, 4, *BOSS, "row 4 lost", rows[4].hash)
+        assert [r.hash for r in done.accepted] == [rows[4].hash, rows[5].hash]
+        assert done.held_counts == {"t1": 2} and archive.waiting() == {}
+        archive.commit(arrivals("t1", rows[7:9]))  # row 7 lost too
+        assert archive.waiting() == {"t1": (8, None)}
+        assert archive.accept_gap("t1", 7, 7, *BOSS, "row 7 lost").accepted[-1].seq == 9
+        assert archive.verify("t1") == []

@@ -820,11 +820,13 @@ class Archive(Supervised):
 
     def waiting(self) -> dict[str, tuple[int | None, int | None]]:
         """Per table with held rows: its first row held behind a gap, and its first held
-        for a broken chain (None: none)."""
+        for a broken chain (None: none), past its last archived row."""
         found: dict[str, tuple[int | None, int | None]] = {}
         for table, gap, chain in self._db.execute(
-            "SELECT table_id, min(CASE reason WHEN 'gap' THEN seq END), "
-            "min(CASE reason WHEN 'chain' THEN seq END) FROM held GROUP BY table_id"
+            "SELECT h.table_id, min(CASE h.reason WHEN 'gap' THEN h.seq END), "
+            "min(CASE h.reason WHEN 'chain' THEN h.seq END) FROM held h "
+            "LEFT JOIN tip t ON t.table_id = h.table_id "
+            "WHERE h.seq > coalesce(t.seq, 0) GROUP BY h.table_id"
         ):
             found[table] = (gap, chain)
         return found

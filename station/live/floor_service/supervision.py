@@ -126,20 +126,29 @@ class Supervised:
         return self._decided(self._transaction(decide))
 
     def accept_gap(
-        self, table: str, from_seq: int, to_seq: int, by: str, role: str, reason: str
+        self,
+        table: str,
+        from_seq: int,
+        to_seq: int,
+        by: str,
+        role: str,
+        reason: str,
+        digest: str | None = None,
     ) -> Committed:
         """Let the table's archive go on past its gap: rows `from_seq`-`to_seq` (which
         must be the gap the archive has now) are recorded as missing, the next held row
-        is taken, and the chain is checked from it on."""
+        is taken (`digest`: which one, if several are held), and the chain is checked
+        from it on."""
         reason = checked_reason(reason)
 
         def decide(heads: dict[str, tuple[int, str]], now: str, done: Committed) -> None:
             self._known(table, heads)
             head_seq = heads.get(table, (0, ""))[0]
-            after = self._db.execute(
-                "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap'", (table,)
+            after = self._db.execute(  # rows of a replaced journal may be held below
+                "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap' AND seq > ?",
+                (table, head_seq + 1),
             ).fetchone()[0]
-            if after is None or after <= head_seq + 1:
+            if after is None:
                 raise DecisionRefused(
                     409,
                     f"table {table} has no gap: its archive ends at row {head_seq} and no row "
@@ -152,7 +161,7 @@ class Supervised:
                     f"no such gap: table {table}'s gap is rows {gap[0]}-{gap[1]} (the archive "
                     f"ends at row {head_seq}, row {after} waits); accept that one",
                 )
-            row, held_id = self._held_row(table, after, "gap", None)
+            row, held_id = self._held_row(table, after, "gap", digest)
             decision = self._decide(
                 table, "accept_gap", None, from_seq, to_seq, row.hash, by, role, reason, now
             )
@@ -263,7 +272,8 @@ class Supervised:
             done.resolved.append(alert_id)
         self._release(table, heads, now, done)
         waiting = self._db.execute(
-            "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap'", (table,)
+            "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'gap' AND seq > ?",
+            (table, heads[table][0]),
         ).fetchone()[0]
         if waiting is not None:  # another gap further on: an alert of its own
             self._gap_alert(done, table, heads[table][0], waiting, now)
