@@ -724,8 +724,10 @@ class Archive(Supervised):
             ).fetchall()
             if not held:
                 break
-            held_id, body = held[0]
-            row = parse_row(body, table)
+            # Rows of two journals may wait at one seq: the one that links is taken.
+            candidates = [(held_id, parse_row(body, table)) for held_id, body in held]
+            linked = [(i, r) for i, r in candidates if r.prev_hash == head_hash]
+            held_id, row = (linked or candidates)[0]
             if row.prev_hash != head_hash:
                 self._db.execute("UPDATE held SET reason = 'chain' WHERE id = ?", (held_id,))
                 self._alert(
