@@ -5,7 +5,9 @@ Why a separate app: the floor service has no table of its own (no `Station`), on
 board and the archive of `station.live.floor_service`. The login is the station's
 (`station.api.auth.identify`: bearer tokens by hash from `[api] tokens` and the token
 file, the throttle on wrong tokens); any role from viewer up may see the floor, a rig
-token may not (the floor has no rig). The page's files come from `station/web/` under the
+token may not (the floor has no rig). A supervisor may acknowledge an alert and let a table
+held behind a gap or a broken chain go on (`POST /api/floor/...`, a reason required), each
+decision recorded in the archive with who. The page's files come from `station/web/` under the
 dashboard's Content-Security-Policy: no CDN, nothing from outside.
 """
 
@@ -14,19 +16,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
+import orjson
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import HTTPConnection
 
 from station.api import docs
 from station.api.auth import Throttle, identify, refuse
-from station.api.limits import BodyLimit
+from station.api.limits import BodyLimit, require_json
 from station.api.refusals import READ, refusals
 from station.api.web import HEADERS, TYPES, WEB, web_file
+from station.live.floor_service.archive import Archive, Committed
+from station.live.floor_service.decisions import MAX_REASON, DecisionRefused
 from station.live.floor_service.service import FloorService
 from station.live.tokens import Identity, TokenStore, allows
 from station.version import station_version
@@ -56,24 +61,59 @@ class Result(BaseModel):
     )
 
 
+class DecisionOut(BaseModel):
+    """A supervisor's decision, as the archive records it."""
+
+    id: int
+    table: str
+    kind: str = Field(description="acknowledge, accept_gap or accept_chain")
+    alert: int | None = Field(description="the alert acknowledged (acknowledge)")
+    from_seq: int | None = Field(
+        description="the first row accepted as missing, or of the new chain"
+    )
+    to_seq: int | None = Field(
+        description="the last row accepted as missing (accept_chain: from_seq)"
+    )
+    hash: str | None = Field(description="the hash of the row the archive went on from")
+    by: str = Field(description="the token's name that decided")
+    role: str = Field(description="its role")
+    reason: str = Field(description="why, in the supervisor's words")
+    decided: str = Field(description="when (UTC)")
+
+
 class AlertOut(BaseModel):
     id: int
     table: str
     seq: int | None = Field(description="the row it is about (null: not a readable row)")
     kind: str = Field(
-        description="gap, chain, altered, conflict or malformed (the archive); SHOE_SEQUENCE "
+        description="gap, chain, altered, conflict, malformed or late (a row of an accepted "
+        "gap came after all) (the archive); SHOE_SEQUENCE "
         "or WEAK_SHUFFLE (game protection: a station's notice, or the floor-wide check); "
         "protection (the floor-wide check is off, table empty)"
     )
     message: str = Field(description="what happened and what the floor did")
     raised: str = Field(description="when (UTC)")
-    resolved: str | None = Field(description="when the missing rows came (gap), else null")
+    resolved: str | None = Field(
+        description="when the missing rows came (gap) or a supervisor accepted the gap or "
+        "chain (resolved_by), else null"
+    )
+    acknowledged: DecisionOut | None = Field(
+        None, description="a supervisor's acknowledgement (who, when, why), else null"
+    )
+    resolved_by: DecisionOut | None = Field(
+        None, description="the supervisor's decision that resolved it (an accepted gap or chain)"
+    )
 
 
 class StationAlertOut(BaseModel):
     code: str = Field(description="what happened, e.g. conflict")
     message: str
     ts: str = Field(description="when, by the station's clock (UTC)")
+
+
+class Gap(BaseModel):
+    from_seq: int = Field(description="the first missing row")
+    to_seq: int = Field(description="the last missing row")
 
 
 class FloorTable(BaseModel):
@@ -98,8 +138,27 @@ class FloorTable(BaseModel):
     station_seq: int | None = Field(description="the station's last journal row (heartbeat)")
     rows_behind: int | None = Field(description="station_seq - archived_seq (null: not known)")
     held: int = Field(description="rows held back (gap or broken chain), not archived")
+    gap: Gap | None = Field(
+        description="the rows missing before the first row held behind a gap (what "
+        "accept-gap takes), else null"
+    )
+    broken_chain: int | None = Field(
+        description="the held row that does not link to the last archived one (what "
+        "accept-chain takes), else null"
+    )
     alerts: list[AlertOut] = Field(description="the table's open alerts")
-    problem: str | None = Field(description="why the floor cannot show the table's state")
+    problem: str | None = Field(
+        description="why the floor cannot show the table's state, or why it may be off "
+        "(rows accepted as missing, until the next shoe)"
+    )
+    state_known: bool = Field(
+        description="false after rows accepted as missing (or a new chain): game, shoe and "
+        "decks stay, the round, results and a suspension from the rows are not shown until "
+        "the table's next shoe (problem says why; a heartbeat still says suspended)"
+    )
+    accepted: list[DecisionOut] = Field(
+        description="the gaps and new chains supervisors accepted on this table, oldest first"
+    )
     publisher: str | None = Field(
         description="the station's publisher as its heartbeat says: connecting, publishing "
         "or refused"
@@ -135,6 +194,42 @@ class Alerts(BaseModel):
     alerts: list[AlertOut] = Field(description="every open alert and the latest resolved ones")
 
 
+class Decisions(BaseModel):
+    decisions: list[DecisionOut] = Field(description="every decision, newest first")
+
+
+class Reason(BaseModel):
+    """Why (required): what was checked and why this is right."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    reason: str = Field(min_length=1, max_length=MAX_REASON, description="why, in words")
+
+
+class AcceptGap(Reason):
+    """The gap as the floor view shows it: the first and last missing rows."""
+
+    from_seq: int = Field(ge=1, description="the first missing row")
+    to_seq: int = Field(ge=1, description="the last missing row")
+    hash: str | None = Field(
+        None, description="which row to_seq + 1 to go on from, if several are held (its hash)"
+    )
+
+
+class AcceptChain(Reason):
+    """The held row that starts the new chain."""
+
+    seq: int = Field(ge=1, description="the row that does not link to the one before")
+    hash: str | None = Field(None, description="which row `seq`, if several are held (their hash)")
+
+
+class Decided(BaseModel):
+    """What a decision did."""
+
+    decision: DecisionOut
+    archived: int = Field(description="rows it let into the archive")
+    archived_seq: int | None = Field(description="the table's last archived row now")
+
+
 def service_of(conn: HTTPConnection) -> FloorService:
     service: FloorService = conn.app.state.floor
     return service
@@ -166,6 +261,64 @@ def check_floor_role(conn: HTTPConnection, who: Identity | None, needed: str) ->
             conn, 403, "this action needs a token of a higher role", who, f"needs {needed}"
         )
     return who
+
+
+M = TypeVar("M", bound=BaseModel)
+DECIDE = (401, 403, 404, 409, 413, 415, 422, 429, 503)
+
+
+def body_of(raw: bytes, model: type[M]) -> M:
+    """The request body as `model`; a ValueError saying what to send instead."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ValueError('the body is not JSON: send an object such as {"reason": "..."}') from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"]) or "the body"
+        fields = ", ".join(model.model_fields)
+        raise ValueError(f"{where}: {error['msg']} (send {fields})") from None
+
+
+def supervisor(request: Request) -> Identity:
+    """Who decides: a supervisor's token (401, 403 else); 503 until the archive is open."""
+    who = check_floor_role(request, identify(request), "supervisor")
+    floor = service_of(request)
+    if not floor.ready:
+        detail = floor.fatal or "the floor service is starting (replaying its archive)"
+        raise HTTPException(503, detail, headers={"Retry-After": "1"})
+    return who
+
+
+async def decide(
+    request: Request, who: Identity, decision: Callable[[Archive], Committed]
+) -> Decided:
+    """A supervisor's decision: the archive's transaction; a refusal says what to do and
+    is logged with who asked (the decision itself is recorded with who)."""
+    floor = service_of(request)
+    try:
+        done = await floor.decide(decision)
+    except DecisionRefused as exc:
+        raise refuse(request, exc.status, str(exc), who) from None
+    assert done.decision is not None
+    table = done.decision.table
+    head = floor.archive.heads.get(table) if floor.archive is not None else None
+    return Decided(
+        decision=DecisionOut.model_validate(done.decision.to_api()),
+        archived=len(done.accepted),
+        archived_seq=head[0] if head is not None else None,
+    )
+
+
+async def parsed(request: Request, model: type[M]) -> M:
+    """The body as `model` (after the role check: a viewer learns nothing from a 422)."""
+    require_json(request)
+    try:
+        return body_of(await request.body(), model)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
@@ -253,5 +406,54 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
         off = floor.protection.error_alert()
         alerts = ([off] if off is not None else []) + floor.board.alerts
         return Alerts(alerts=[AlertOut.model_validate(a.to_api()) for a in alerts])
+
+    @app.get("/api/floor/decisions", responses=refusals(*READ))
+    async def floor_decisions(request: Request) -> Decisions:
+        """Every supervisor's decision (acknowledged alerts, accepted gaps and chains),
+        newest first, with who, when and why."""
+        floor_reader(request)
+        archive = service_of(request).archive
+        found = [] if archive is None else await asyncio.to_thread(archive.decisions)
+        return Decisions(
+            decisions=[DecisionOut.model_validate(d.to_api()) for d in reversed(found)]
+        )
+
+    @app.post("/api/floor/alerts/{alert_id}/acknowledge", responses=refusals(*DECIDE))
+    async def acknowledge(request: Request, alert_id: int) -> Decided:
+        """Supervisor: the alert is seen and dealt with (it stays open, shown as
+        acknowledged, and in the history). Body: `reason`."""
+        who = supervisor(request)
+        body = await parsed(request, Reason)
+        return await decide(
+            request, who, lambda a: a.acknowledge(alert_id, who.name, who.role, body.reason)
+        )
+
+    @app.post("/api/floor/tables/{table}/accept-gap", responses=refusals(*DECIDE))
+    async def accept_gap(request: Request, table: str) -> Decided:
+        """Supervisor: the table's missing rows `from_seq`-`to_seq` will not come; its
+        archive goes on from the next row it holds, the chain checked from there.
+        Body: `from_seq`, `to_seq` (the gap the table's line shows), `reason`."""
+        who = supervisor(request)
+        body = await parsed(request, AcceptGap)
+        return await decide(
+            request,
+            who,
+            lambda a: a.accept_gap(
+                table, body.from_seq, body.to_seq, who.name, who.role, body.reason, body.hash
+            ),
+        )
+
+    @app.post("/api/floor/tables/{table}/accept-chain", responses=refusals(*DECIDE))
+    async def accept_chain(request: Request, table: str) -> Decided:
+        """Supervisor: the held row `seq`, which does not link to the row before it,
+        starts a new chain; the archive takes it and checks the chain from it on.
+        Body: `seq`, `reason`, and `hash` if several rows `seq` are held."""
+        who = supervisor(request)
+        body = await parsed(request, AcceptChain)
+        return await decide(
+            request,
+            who,
+            lambda a: a.accept_chain(table, body.seq, who.name, who.role, body.reason, body.hash),
+        )
 
     return app

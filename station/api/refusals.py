@@ -31,6 +31,12 @@ WORDS: dict[int, tuple[str, dict[str, Any]]] = {
         {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
     ),
     403: ("The token's role may not do this: use a token of a higher role", {}),
+    404: ("No such table or alert here: the detail says where to look", {}),
+    409: (
+        "Not what the archive holds now (another gap, no broken chain, decided already): "
+        "the detail says what it holds",
+        {},
+    ),
     413: (
         "The body is over 64 KiB: refused as soon as the limit is passed (the connection "
         "is then closed)",

@@ -1,10 +1,12 @@
 // The floor view: every table at a glance from GET /api/floor/tables, asked every
 // POLL_MS. Suspended tables are highlighted (and listed in the banner), offline ones
 // dashed. Same login as a station's dashboard: the token lives in sessionStorage only.
+// A supervisor also gets the decisions' buttons (floor-decide.js).
 // Plain ES modules, no framework, nothing from a CDN; every text goes in as text.
 
 import { ApiError, api, token } from "./api.js";
 import { $, fill, h } from "./dom.js";
+import { acceptedLines, alertLine, maySupervise, setUpDecisions, tableButtons } from "./floor-decide.js";
 
 const POLL_MS = 2000;
 const WINNER_LETTER = { player: "P", banker: "B", tie: "T" };
@@ -92,6 +94,7 @@ function tableCard(t) {
   const classes = ["tcard", t.suspended ? "suspended" : "", t.online ? "online-now" : "offline", t.alerts.length ? "alerted" : ""];
   const state = t.suspended
     ? `SUSPENDED: ${t.suspension.explanation}`
+    : !t.state_known ? "State not known until the next shoe"
     : t.in_play ? "In play" : t.shoe ? "Between shoes" : "No shoe yet";
   const behind = t.rows_behind == null ? null : t.rows_behind;
   const card = h(
@@ -112,7 +115,9 @@ function tableCard(t) {
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
     h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map(bead)),
     t.problem ? h("p", { class: "problem", text: t.problem }) : null,
-    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => h("li", { text: `${a.kind}: ${a.message}` }))) : null,
+    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, `${a.kind}: ${a.message}`))) : null,
+    acceptedLines(t),
+    maySupervise(me) ? tableButtons(t, poll) : null,
   );
   return card;
 }
@@ -133,9 +138,7 @@ function render(floor, alerts) {
   $("no-alerts").hidden = alerts.length > 0;
   fill(
     $("alerts"),
-    alerts.map((a) =>
-      h("li", { class: a.resolved ? "resolved" : "open", text: `${a.raised} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}` }),
-    ),
+    alerts.map((a) => alertLine(a, me, poll, `${a.raised} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}`)),
   );
 }
 
@@ -167,6 +170,7 @@ async function logout() {
 async function main() {
   $("login").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
+  setUpDecisions();
   try {
     await whoami();
   } catch (err) {

@@ -169,3 +169,55 @@ def test_a_banque_table_shows_each_tableaus_outcome(page: Page, banque_floor: Ru
         f"(tableau1 {last['totals']['tableau1']}, tableau2 {last['totals']['tableau2']}, "
         f"banker {last['totals']['banker']})",
     )
+
+
+def test_a_supervisor_acknowledges_and_accepts_a_gap(page: Page, running: RunningFloor) -> None:
+    """The buttons are a supervisor's only; each asks for a reason and a confirmation,
+    and the floor shows who decided what, and why."""
+    login(page, running, "viewer")
+    two = page.locator(".tcard[data-table='table-2']")
+    expect(two.locator(".talerts li")).to_contain_text("gap: row 22 arrived")
+    expect(page.locator("button.decide")).to_have_count(0)
+    page.click("#logout")
+    login(page, running, "supervisor")
+    # Acknowledge the gap alert: the dialog wants a reason; Cancel decides nothing.
+    two.locator("button.acknowledge").click()
+    expect(page.locator("#decide")).to_be_visible()
+    expect(page.locator("#decide-text")).to_contain_text("It stays open and in the history")
+    page.click("#decide-cancel")
+    expect(page.locator("#decide")).to_be_hidden()
+    assert running.table("table-2")["alerts"][0]["acknowledged"] is None
+    two.locator("button.acknowledge").click()
+    page.click("#decide-ok")  # empty: the browser's own check keeps the dialog open
+    expect(page.locator("#decide")).to_be_visible()
+    page.fill("#decide-reason", "   ")
+    page.click("#decide-ok")
+    expect(page.locator("#decide-error")).to_contain_text("Give a reason")
+    page.fill("#decide-reason", "the station's network is being checked")
+    page.click("#decide-ok")
+    expect(page.locator("#decide")).to_be_hidden()
+    expect(two.locator(".talerts li.acknowledged")).to_contain_text(
+        "acknowledged by test-supervisor"
+    )
+    expect(two.locator("button.acknowledge")).to_have_count(0)
+    # Accept the gap: the table goes on from row 22, the decision on its line.
+    gap = two.locator("button.accept-gap")
+    expect(gap).to_have_text("Accept gap (row 21)…")
+    gap.click()
+    expect(page.locator("#decide-text")).to_contain_text("accept row 21 as missing")
+    page.fill("#decide-reason", "row 21 lost with the broker's disk")
+    page.click("#decide-ok")
+    expect(two.locator(".accepted li")).to_contain_text(
+        "row 21 accepted as missing by test-supervisor"
+    )
+    expect(two.locator("button.accept-gap")).to_have_count(0)
+    # The floor does not guess the table's state without row 21: no false suspension.
+    expect(two.locator(".state")).to_have_text("State not known until the next shoe")
+    expect(two.locator(".problem")).to_contain_text("row 21 accepted as missing")
+    expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
+    expect(two.locator(".talerts")).to_have_count(0)
+    expect(page.locator("#alerts li.resolved")).to_contain_text("resolved by test-supervisor")
+    table = running.table("table-2")
+    assert table["held"] == 0 and table["archived_seq"] == 41
+    [decision] = [d for d in table["accepted"] if d["kind"] == "accept_gap"]
+    assert decision["reason"] == "row 21 lost with the broker's disk"

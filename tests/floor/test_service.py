@@ -285,7 +285,7 @@ def test_the_floor_wants_the_login_and_a_role(
 
 def test_the_floor_page_loads_nothing_from_outside() -> None:
     web = ROOT / "station" / "web"
-    for name in ("floor.html", "floor.js", "floor.css"):
+    for name in ("floor.html", "floor.js", "floor-decide.js", "floor.css"):
         text = (web / name).read_text()
         assert "http://" not in text and "https://" not in text, name
         assert "//cdn" not in text, name

@@ -12,6 +12,10 @@ written and logged, never silently accepted and never lost:
   match its contents, a different row under a seq the archive already has, a message
   that is not a journal row: held for good, the alert stays open for a supervisor.
 
+Only a supervisor lets a table go on past a gap or a broken chain (`accept_gap`,
+`accept_chain`, see `decisions`), or acknowledges an alert; each decision is a row of the
+`decision` table with who, when and why, and the chain is checked from the accepted row on.
+
 Idempotent on (table, seq): the same row again (the broker sends again what was fetched
 but not acked, e.g. after the service was killed between its commit and its ack) is a
 no-op, so each row is archived exactly once. `commit` takes a batch in one transaction
@@ -24,8 +28,9 @@ import fcntl
 import logging
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +40,14 @@ import orjson
 
 from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.live.floor.messages import BadMessage, JournalMessage
+from station.live.floor_service.decisions import (
+    DECISION_TABLE,
+    Decision,
+    DecisionRefused,
+    read_decisions,
+)
+from station.live.floor_service.supervision import Supervised
+from station.live.floor_service.tip import Tip
 from station.live.journal import (
     GENESIS,
     VERDICT_KEYS,
@@ -53,7 +66,8 @@ PROTECTION_ACTOR = "protection"
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
 APPLICATION_ID = 0x42464C52
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The first schema; `UPGRADES` brings it to `SCHEMA_VERSION`.
 SCHEMA = (
     """
     CREATE TABLE row (
@@ -97,6 +111,24 @@ SCHEMA = (
     """,
     "CREATE INDEX alert_open ON alert (table_id, kind) WHERE resolved IS NULL",
 )
+#: Each schema version's statements from the one before (2: decisions and tips).
+UPGRADES: dict[int, tuple[str, ...]] = {
+    2: (
+        DECISION_TABLE,
+        "ALTER TABLE alert ADD COLUMN acknowledged INTEGER REFERENCES decision (id)",
+        "ALTER TABLE alert ADD COLUMN resolved_by INTEGER REFERENCES decision (id)",
+        """
+        CREATE TABLE tip (
+            table_id TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            created_seq INTEGER,
+            shoe_seq INTEGER,
+            shoes INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+    ),
+}
 #: Resolved alerts the floor view keeps showing (every open one is shown).
 ALERTS_KEPT = 100
 #: The reasons a row is held for good (a gap may still be filled).
@@ -214,6 +246,9 @@ class Alert:
     message: str
     raised: str
     resolved: str | None = None
+    #: The supervisor's acknowledgement, and the decision that resolved it (accepted).
+    acknowledged: Decision | None = None
+    resolved_by: Decision | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -224,7 +259,30 @@ class Alert:
             "message": self.message,
             "raised": self.raised,
             "resolved": self.resolved,
+            "acknowledged": None if self.acknowledged is None else self.acknowledged.to_api(),
+            "resolved_by": None if self.resolved_by is None else self.resolved_by.to_api(),
         }
+
+
+def read_alerts(db: sqlite3.Connection, limit: int) -> list[Alert]:
+    """The newest alerts, newest first: every open one, and the others up to `limit` in
+    all, with the decisions that acknowledged or resolved them (any connection: the
+    consumer's, the protection thread's)."""
+    rows = db.execute(
+        "SELECT id, table_id, seq, kind, message, raised, resolved, acknowledged, resolved_by "
+        "FROM alert WHERE resolved IS NULL "
+        "OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? ORDER BY id DESC",
+        (limit,),
+    ).fetchall()
+    wanted = {d for r in rows for d in r[7:] if d is not None}
+    decisions: dict[int | None, Decision] = {}
+    if wanted:
+        marks = ", ".join("?" * len(wanted))
+        decisions = {d.id: d for d in read_decisions(db, f"id IN ({marks})", tuple(wanted))}
+    return [
+        Alert(r[0], r[1], r[2], r[3], r[4], r[5], r[6], decisions.get(r[7]), decisions.get(r[8]))
+        for r in rows
+    ]
 
 
 def shoe_of(message: str) -> int | None:
@@ -266,11 +324,16 @@ class Committed:
     #: thread as the commit, so readers of the board never touch the writer's connection).
     held_counts: dict[str, int] = field(default_factory=dict)
     alerts: list[Alert] = field(default_factory=list)
+    #: Per table with held rows: the first row held behind a gap, and the first held for
+    #: a broken chain (None: none), what a supervisor's decision would be about.
+    waiting: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    #: The supervisor's decision this was (None: a commit of the consumer's).
+    decision: Decision | None = None
 
 
-class Archive:
-    """The archive file. One writer (the consumer, one commit at a time); readers open
-    connections of their own (`read_rows`)."""
+class Archive(Supervised):
+    """The archive file. One writer connection, one transaction at a time (the consumer's
+    commits and the supervisors' decisions take turns under `_writing`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -291,14 +354,17 @@ class Archive:
         except ArchiveError:
             self._release_lock()
             raise
-        #: table -> (seq, hash) of its last archived row.
-        self.heads: dict[str, tuple[int, str]] = {
-            t: (s, h)
-            for t, s, h in self._db.execute(
-                "SELECT table_id, seq, hash FROM row r WHERE seq = "
-                "(SELECT max(seq) FROM row WHERE table_id = r.table_id)"
-            )
+        self._writing = threading.Lock()
+        #: Inside a transaction: the tips as they will be, and the tables whose tip moved.
+        self._tips_now: dict[str, Tip] = {}
+        self._touched: set[str] = set()
+        #: table -> its tip (its last archived row, its settings' and latest shoe's rows),
+        #: one row per table: what the start reads instead of every row.
+        self.tips: dict[str, Tip] = {
+            r[0]: Tip(*r[1:]) for r in self._db.execute("SELECT * FROM tip ORDER BY table_id")
         }
+        #: table -> (seq, hash) of its last archived row.
+        self.heads: dict[str, tuple[int, str]] = {t: (p.seq, p.hash) for t, p in self.tips.items()}
 
     def _adopt(self) -> None:
         db = self._db
@@ -309,6 +375,9 @@ class Archive:
             db.execute("BEGIN IMMEDIATE")
             for sql in SCHEMA:
                 db.execute(sql)
+            for version in range(2, SCHEMA_VERSION + 1):
+                for sql in UPGRADES[version]:
+                    db.execute(sql)
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
@@ -326,6 +395,43 @@ class Archive:
                 f"the floor archive {self.path} has schema {version}, written by a newer "
                 f"station (this one knows up to {SCHEMA_VERSION}); upgrade the station"
             )
+        if version < SCHEMA_VERSION:
+            self._upgrade(version)
+
+    def _upgrade(self, version: int) -> None:
+        """Bring an archive of an older station to this schema, in one transaction (the
+        tips of schema 2 from every row: once, at the first start of this version)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for sql in UPGRADES[step]:
+                    db.execute(sql)
+                if step == 2:
+                    tips: dict[str, Tip] = {}
+                    for table, seq, digest, kind, event, verdict in db.execute(
+                        "SELECT table_id, seq, hash, kind, event, verdict FROM row "
+                        "ORDER BY table_id, seq"
+                    ):
+                        tips[table] = tips.get(table, Tip()).after(
+                            seq, digest, kind, event, verdict
+                        )
+                    self._write_tips(tips)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        log.warning(
+            "the floor archive %s: schema %d upgraded to %d", self.path, version, SCHEMA_VERSION
+        )
+
+    def _write_tips(self, tips: dict[str, Tip]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO tip VALUES (?, ?, ?, ?, ?, ?)",
+            [(t, p.seq, p.hash, p.created_seq, p.shoe_seq, p.shoes) for t, p in tips.items()],
+        )
 
     def _take_lock(self) -> None:
         """Be the archive's one writer: a second floor service on the same file would
@@ -361,28 +467,44 @@ class Archive:
 
     def commit(self, arrivals: Sequence[Arrival]) -> Committed:
         """Take a batch of arrivals in one transaction (durable when this returns)."""
-        started = time.perf_counter()
-        done = Committed()
-        heads = dict(self.heads)
-        db = self._db
-        received = now_ts()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+
+        def take(heads: dict[str, tuple[int, str]], received: str, done: Committed) -> None:
             for arrival in arrivals:
                 self._take(arrival, heads, received, done)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        self.heads = heads
-        done.seconds = time.perf_counter() - started
-        done.held_counts = self.held_counts()
-        done.alerts = self.alerts()
-        for alert in done.raised:
-            log.error("floor alert: table %s: %s", alert.table, alert.message)
+
+        done = self._transaction(take)
         for alert_id in done.resolved:
             log.warning("floor alert %d resolved: the missing rows came", alert_id)
+        return done
+
+    def _transaction(
+        self, work: Callable[[dict[str, tuple[int, str]], str, Committed], None]
+    ) -> Committed:
+        """`work(heads, now, done)` in one transaction, the heads and tips it changes kept
+        only once it is committed; then the held rows and alerts as they are now."""
+        db = self._db
+        with self._writing:
+            started = time.perf_counter()
+            done = Committed()
+            heads = dict(self.heads)
+            self._tips_now = dict(self.tips)
+            self._touched = set()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                work(heads, now_ts(), done)
+                self._write_tips({t: self._tips_now[t] for t in self._touched})
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            self.heads, self.tips = heads, self._tips_now
+            done.seconds = time.perf_counter() - started
+            done.held_counts = self.held_counts()
+            done.waiting = self.waiting() if done.held_counts else {}
+            done.alerts = self.alerts()
+        for alert in done.raised:
+            log.error("floor alert: table %s: %s", alert.table, alert.message)
         return done
 
     def _take(
@@ -410,6 +532,8 @@ class Archive:
             ).fetchone()
             if have is not None and have[0] == row.hash:
                 done.duplicates += 1
+                return
+            if have is None and self._late(table, seq, row.hash, arrival.body, received, done):
                 return
             if self._hold(table, seq, row.hash, "conflict", arrival.body, received):
                 done.held += 1
@@ -463,6 +587,10 @@ class Archive:
         self._release(table, heads, received, done)
 
     def _insert(self, row: FloorRow, received: str) -> None:
+        """Archive the row (inside a transaction) and move its table's tip on."""
+        tip = self._tips_now.get(row.table, Tip())
+        self._tips_now[row.table] = tip.after(row.seq, row.hash, row.kind, row.event, row.verdict)
+        self._touched.add(row.table)
         self._db.execute(
             "INSERT INTO row VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -596,8 +724,10 @@ class Archive:
             ).fetchall()
             if not held:
                 break
-            held_id, body = held[0]
-            row = parse_row(body, table)
+            # Rows of two journals may wait at one seq: the one that links is taken.
+            candidates = [(held_id, parse_row(body, table)) for held_id, body in held]
+            linked = [(i, r) for i, r in candidates if r.prev_hash == head_hash]
+            held_id, row = (linked or candidates)[0]
             if row.prev_hash != head_hash:
                 self._db.execute("UPDATE held SET reason = 'chain' WHERE id = ?", (held_id,))
                 self._alert(
@@ -614,6 +744,7 @@ class Archive:
             self._insert(row, received)
             heads[table] = (row.seq, row.hash)
             done.accepted.append(row)
+            self._station_protection(row, received, done)
         waiting = self._db.execute(
             "SELECT 1 FROM held WHERE table_id = ? AND reason = 'gap' LIMIT 1", (table,)
         ).fetchone()
@@ -625,15 +756,42 @@ class Archive:
                 self._db.execute("UPDATE alert SET resolved = ? WHERE id = ?", (received, alert_id))
                 done.resolved.append(alert_id)
 
+    def _held_row(
+        self, table: str, seq: int, reason: str, digest: str | None
+    ) -> tuple[FloorRow, int]:
+        """The held row `seq` a decision takes; a refusal if several are held and `digest`
+        does not say which."""
+        found = self._db.execute(
+            "SELECT id, hash, body FROM held WHERE table_id = ? AND seq = ? AND reason = ?",
+            (table, seq, reason),
+        ).fetchall()
+        if digest is not None:
+            found = [f for f in found if f[1] == digest]
+        if len(found) != 1:
+            hashes = ", ".join(f[1] for f in found) or "none with that hash"
+            raise DecisionRefused(
+                409, f"rows {seq} held for table {table}: {hashes}; name the one to take (hash)"
+            )
+        held_id, _, body = found[0]
+        return parse_row(body, table), held_id
+
     # -- reading -------------------------------------------------------------------------
 
     def tables(self) -> list[str]:
         """Every table the archive has heard of (rows, held rows or alerts)."""
         cur = self._db.execute(
-            "SELECT table_id FROM row GROUP BY table_id UNION SELECT table_id FROM held "
+            "SELECT table_id FROM tip UNION SELECT table_id FROM held "
             "UNION SELECT table_id FROM alert ORDER BY 1"
         )
         return [t for (t,) in cur]
+
+    def decisions(self, table: str | None = None) -> list[Decision]:
+        """The supervisors' decisions (of one table), oldest first: between two
+        transactions (the API asks from a thread of its own)."""
+        with self._writing:
+            if table is None:
+                return read_decisions(self._db)
+            return read_decisions(self._db, "table_id = ?", (table,))
 
     def rows(self, table: str, after: int = 0, limit: int | None = None) -> Iterator[FloorRow]:
         """A table's archived rows with seq > after, in order."""
@@ -644,6 +802,12 @@ class Archive:
             args = (table, after, limit)
         for r in self._db.execute(sql, args).fetchall():
             yield FloorRow(*r[:10])
+
+    def row(self, table: str, seq: int) -> FloorRow | None:
+        found = self._db.execute(
+            "SELECT * FROM row WHERE table_id = ? AND seq = ?", (table, seq)
+        ).fetchone()
+        return None if found is None else FloorRow(*found[:10])
 
     def count(self, table: str) -> int:
         found: int = self._db.execute(
@@ -656,24 +820,40 @@ class Archive:
         cur = self._db.execute("SELECT table_id, count(*) FROM held GROUP BY table_id")
         return {t: n for t, n in cur}
 
+    def waiting(self) -> dict[str, tuple[int | None, int | None]]:
+        """Per table with held rows: its first row held behind a gap, and its first held
+        for a broken chain (None: none), past its last archived row."""
+        found: dict[str, tuple[int | None, int | None]] = {}
+        for table, gap, chain in self._db.execute(
+            "SELECT h.table_id, min(CASE h.reason WHEN 'gap' THEN h.seq END), "
+            "min(CASE h.reason WHEN 'chain' THEN h.seq END) FROM held h "
+            "LEFT JOIN tip t ON t.table_id = h.table_id "
+            "WHERE h.seq > coalesce(t.seq, 0) GROUP BY h.table_id"
+        ):
+            found[table] = (gap, chain)
+        return found
+
     def alerts(self, limit: int = ALERTS_KEPT) -> list[Alert]:
         """The newest alerts, newest first: every open one, and resolved ones up to `limit`
         in all."""
-        sql = (
-            "SELECT id, table_id, seq, kind, message, raised, resolved FROM alert "
-            "WHERE resolved IS NULL OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? "
-            "ORDER BY id DESC"
-        )
-        return [Alert(*r) for r in self._db.execute(sql, (limit,)).fetchall()]
+        return read_alerts(self._db, limit)
 
     def verify(self, table: str) -> list[str]:
-        """Check a table's archived chain from its first row (problems in words)."""
+        """Check a table's archived chain from its first row (problems in words): where a
+        supervisor accepted a gap or a new chain, from the accepted row on."""
         problems: list[str] = []
+        accepted = {
+            (d.to_seq + 1 if d.kind == "accept_gap" else d.from_seq, d.hash): d
+            for d in self.decisions(table)
+            if d.kind != "acknowledge" and d.to_seq is not None
+        }
         prev, expected = GENESIS, 1
         for row in self.rows(table):
-            if row.seq != expected:
+            decision = accepted.get((row.seq, row.hash))
+            gap_ok = decision is not None and decision.kind == "accept_gap"
+            if row.seq != expected and not (gap_ok and decision and decision.from_seq == expected):
                 problems.append(f"row {row.seq}: expected row {expected}")
-            if row.prev_hash != prev:
+            if row.prev_hash != prev and decision is None:
                 problems.append(f"row {row.seq}: prev_hash does not match row {row.seq - 1}")
             if not row.hash_ok():
                 problems.append(f"row {row.seq}: its hash does not match its contents")

@@ -7,6 +7,13 @@ decided by the same `Table` that decided them at the table. The heartbeats (core
 not kept) say only what a row cannot: that the station is alive now, how far its journal
 is ahead of the archive (rows behind) and where its own dashboard is.
 
+At start each table is replayed from its latest shoe only (`Archive.tips`: a shoe resets
+all the board shows but the shoe count), so the start does not grow with the archive.
+Where a supervisor let a table go on past a gap or a broken chain, the rows before it are
+missing or of another journal: the floor cannot know the table's state (a replay without
+them would show false suspensions), so it shows none, says why, and starts the table
+afresh at its next shoe (the station's heartbeat still says whether it is suspended).
+
 The board lives in the service's event loop: the consumer hands it each commit's result
 after the commit (`committed`), the heartbeat subscription each heartbeat, and the API
 reads `tables()`. A table is offline once `offline_after` seconds pass without a
@@ -29,6 +36,8 @@ from station.live.floor.messages import Alert as StationAlert
 from station.live.floor.messages import Heartbeat
 from station.live.floor_service.archive import Alert, Archive, Committed, FloorRow
 from station.live.floor_service.config import FloorServiceConfig
+from station.live.floor_service.decisions import Decision
+from station.live.floor_service.tip import Tip
 from station.live.journal import CREATED
 
 log = logging.getLogger("station.floor")
@@ -54,6 +63,11 @@ class TableView:
     def __init__(self, table_id: str) -> None:
         self.id = table_id
         self.seq = 0
+        #: The hash of row `seq` (None: not known, e.g. before the first row).
+        self.hash: str | None = None
+        #: Why the table's state is not known (rows accepted as missing, a new chain)
+        #: until its next shoe starts it afresh; None: replayed from every row.
+        self.unsure: str | None = None
         self.settings: dict[str, Any] | None = None
         self.table: Table | None = None
         self.suspended_since: int | None = None
@@ -61,9 +75,28 @@ class TableView:
         self.problem: str | None = None
         self._snapshot: TableSnapshot | None = None
 
+    def load(self, archive: Archive, tip: Tip) -> None:
+        """At start: the table as its rows from its latest shoe on leave it (the settings
+        from its journal's first row), its shoes counted by the tip."""
+        first = tip.replay_from
+        created = tip.created_seq
+        if created is not None and created < first:
+            settings = archive.row(self.id, created)
+            if settings is not None:
+                self.apply(settings)
+        start = archive.row(self.id, first)
+        if start is not None:
+            self.seq, self.hash = first - 1, start.prev_hash  # what the archive vouched for
+        for row in archive.rows(self.id, after=first - 1):
+            self.apply(row)
+        if self.table is not None:
+            self.table.shoes_started += tip.shoes_before
+
     def apply(self, row: FloorRow) -> None:
         """The next archived row of this table (in order: the archive vouches for it)."""
-        self.seq = row.seq
+        if self.seq and (row.seq != self.seq + 1 or row.prev_hash != self.hash):
+            self._jumped(row)
+        self.seq, self.hash = row.seq, row.hash
         event = orjson.loads(row.event)
         if row.kind == "notice":
             if event.get("message") == CREATED and isinstance(event.get("table"), dict):
@@ -71,10 +104,15 @@ class TableView:
             return
         if self.table is None:
             return
+        if self.unsure is not None:
+            if event.get("type") != "shoe" or not _ok(row.verdict):
+                return  # not known until the next shoe: no state guessed without the rows
+            self._afresh()
         decided = self.table.decide(event)
         verdict = dict(decided.verdict)
         if (
             self.problem is None
+            and self.unsure is None
             and row.verdict is not None
             and orjson.loads(row.verdict) != verdict
         ):
@@ -89,6 +127,35 @@ class TableView:
             self.suspended_since = row.seq
         elif decided.cleared:
             self.suspended_since = None
+
+    def _jumped(self, row: FloorRow) -> None:
+        """A row a supervisor let the archive take without its chain: after a gap
+        accepted as missing, or the first of a new chain."""
+        if row.seq != self.seq + 1:
+            missing = (
+                f"row {self.seq + 1}"
+                if row.seq == self.seq + 2
+                else f"rows {self.seq + 1}-{row.seq - 1}"
+            )
+            what = f"{missing} accepted as missing"
+        else:
+            what = f"a new chain accepted from row {row.seq}"
+        self.unsure = (
+            f"{what}: the table's state is not known without the rows before it; it shows "
+            "again from the table's next shoe"
+        )
+        log.warning("table %s: %s", self.id, self.unsure)
+
+    def _afresh(self) -> None:
+        """A shoe the station accepted after rows the floor lacks: the table starts afresh
+        (a shoe resets all the floor shows but the shoe count, which goes on)."""
+        assert self.table is not None and self.settings is not None
+        shoes = self.table.shoes_started
+        self._start(self.settings)
+        if self.table is not None:
+            self.table.shoes_started = shoes
+        self.suspended_since = None
+        self.unsure = None
 
     def _start(self, settings: dict[str, Any]) -> None:
         """A journal's first row: the table's settings, so the floor deals the same table."""
@@ -114,6 +181,10 @@ class TableView:
                 self.table, self.seq, self.id, self.suspended_since, self._snapshot
             )
         return self._snapshot
+
+
+def _ok(verdict: str | None) -> bool:
+    return verdict is not None and bool(orjson.loads(verdict).get("ok"))
 
 
 def _short(value: object) -> str | None:
@@ -157,6 +228,10 @@ class Board:
         self.station_alerts: dict[str, list[StationAlert]] = {}
         self.held: dict[str, int] = {}
         self.alerts: list[Alert] = []
+        #: Per table: its first row held behind a gap, and for a broken chain.
+        self.waiting: dict[str, tuple[int | None, int | None]] = {}
+        #: Each table's accepted gaps and chains (shown on its line), oldest first.
+        self.decisions: dict[str, list[Decision]] = {}
         #: The broker as the consumer last found it, in words (shown on the floor view).
         self.broker = "not connected yet"
         self.broker_up = False
@@ -171,22 +246,34 @@ class Board:
         return found
 
     def load(self, archive: Archive) -> None:
-        """Replay every archived row (at start, before the consumer runs)."""
+        """Each table from its latest shoe on (at start, before the consumer runs)."""
         for table_id in archive.tables():
             view = self.view(table_id)
-            for row in archive.rows(table_id, after=view.seq):
-                view.apply(row)
+            tip = archive.tips.get(table_id)
+            if tip is not None:
+                view.load(archive, tip)
         self.held = archive.held_counts()
+        self.waiting = archive.waiting()
         self.alerts = archive.alerts()
+        for decision in archive.decisions():
+            self._decided(decision)
 
     def committed(self, done: Committed) -> None:
-        """A commit's result: its rows to their tables, the held rows and alerts now."""
+        """A commit's result (or a supervisor's decision's): its rows to their tables,
+        the held rows and alerts now."""
         for row in done.accepted:
             self.view(row.table).apply(row)
         self.held = done.held_counts
+        self.waiting = done.waiting
         self.alerts = done.alerts
         for alert in done.raised:
             self.view(alert.table)
+        if done.decision is not None:
+            self._decided(done.decision)
+
+    def _decided(self, decision: Decision) -> None:
+        if decision.kind != "acknowledge":
+            self.decisions.setdefault(decision.table, []).append(decision)
 
     def checked_alerts(self, alerts: list[Alert]) -> None:
         """The archive's alert list after the floor-wide protection check raised some
@@ -222,12 +309,22 @@ class Board:
         order = list(self.configured) + sorted(set(self.views) - set(self.configured))
         return [self.table(table_id) for table_id in order]
 
+    def _decidable(self, table_id: str, seq: int) -> dict[str, Any]:
+        """What a supervisor may accept on this table now: its gap (the rows missing
+        before the first row held behind it) and the row held for a broken chain."""
+        gap_at, chain_at = self.waiting.get(table_id, (None, None))
+        gap = None
+        if gap_at is not None and gap_at > seq + 1:
+            gap = {"from_seq": seq + 1, "to_seq": gap_at - 1}
+        return {"gap": gap, "broken_chain": chain_at if chain_at == seq + 1 else None}
+
     def table(self, table_id: str) -> dict[str, Any]:
         view = self.view(table_id)
         configured = self.configured.get(table_id)
         beat = self.heartbeats.get(table_id)
         now = self.clock()
-        snap = view.snapshot()
+        snap = None if view.unsure else view.snapshot()
+        shoes = view.table.shoes_started if view.unsure and view.table else None
         settings = view.settings or {}
         dashboard = (configured.dashboard if configured else "") or (beat and beat.dashboard)
         online = beat is not None and now - beat.received < self.config.floor.offline_after
@@ -245,9 +342,10 @@ class Board:
             beat is not None
             and online
             and beat.heartbeat.suspended
-            and beat.heartbeat.seq > view.seq
+            and (beat.heartbeat.seq > view.seq or view.unsure)
         ):
-            # The station is ahead of the archive: its heartbeat says it is suspended now.
+            # The station is ahead of the archive (or the floor cannot know the table's
+            # state): its heartbeat says it is suspended now.
             code = beat.heartbeat.code or "suspended"
             suspension = {
                 "code": code,
@@ -267,7 +365,7 @@ class Board:
             "silent_for": None if beat is None else round(now - beat.received, 1),
             "game": _game(snap, settings),
             "decks": settings.get("decks"),
-            "shoe": snap.shoes_started if snap is not None else None,
+            "shoe": snap.shoes_started if snap is not None else shoes,
             "in_play": snap.in_play if snap is not None else False,
             "round": (snap.round or {}).get("number") if snap is not None else None,
             "rounds": snap.rounds_complete if snap is not None else 0,
@@ -279,8 +377,11 @@ class Board:
             "station_seq": station_seq,
             "rows_behind": None if station_seq is None else max(0, station_seq - view.seq),
             "held": self.held.get(table_id, 0),
+            **self._decidable(table_id, view.seq),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
-            "problem": view.problem,
+            "problem": view.problem or view.unsure,
+            "state_known": view.unsure is None,
+            "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
             "publisher": beat.heartbeat.floor if beat is not None else None,
             "station_alerts": [
                 {"code": a.code, "message": a.message, "ts": a.ts}

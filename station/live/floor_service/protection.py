@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from station.core.protection import SHOE_SEQUENCE, Alert, Protector, run_length
-from station.live.floor_service.archive import ALERTS_KEPT, FloorRow, shoe_of
+from station.live.floor_service.archive import ALERTS_KEPT, FloorRow, read_alerts, shoe_of
 from station.live.floor_service.archive import Alert as FloorAlert
 from station.live.floor_service.config import FloorServiceConfig
 from station.live.journal import CREATED, now_ts
@@ -315,15 +315,7 @@ class FloorProtection:
             return
         alerts: list[FloorAlert] | None = None
         if db is not None:
-            alerts = [
-                FloorAlert(*r)
-                for r in db.execute(
-                    "SELECT id, table_id, seq, kind, message, raised, resolved FROM alert "
-                    "WHERE resolved IS NULL OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? "
-                    "ORDER BY id DESC",
-                    (ALERTS_KEPT,),
-                )
-            ]
+            alerts = read_alerts(db, ALERTS_KEPT)  # with their acknowledgements
         if alerts is not None:
             loop.call_soon_threadsafe(tell, alerts)
 

@@ -8,6 +8,10 @@ insert on (table, seq) makes that a no-op: every row is archived exactly once. A
 `batch` messages are out unacknowledged (`max_ack_pending`), so what the broker sends
 again comes before anything newer, in order.
 
+A supervisor's decision (acknowledge an alert, accept a gap or a new chain: `decide`) is
+a transaction of the same archive connection, taken in turn with the commits; its rows go
+to the board and the protection check as a commit's do.
+
 The broker may be down at start or go away later: the service keeps serving the floor
 view from its archive, says so on the view, and keeps trying to connect. An archive that
 cannot be written (disk full) acks nothing: the rows come again and are taken then.
@@ -42,6 +46,7 @@ from station.live.floor.messages import (
 from station.live.floor_service.archive import Archive, ArchiveError, Arrival, Committed
 from station.live.floor_service.board import Board
 from station.live.floor_service.config import FloorServiceConfig
+from station.live.floor_service.decisions import DecisionRefused
 from station.live.floor_service.protection import FloorProtection
 
 log = logging.getLogger("station.floor")
@@ -89,6 +94,9 @@ class FloorService:
         self._task: asyncio.Task[None] | None = None
         self._nc: Client | None = None
         self._wait = FIRST_BACKOFF
+        #: One archive transaction and its hand-over to the board at a time, so the board
+        #: gets the results in the order of the transactions.
+        self._turn = asyncio.Lock()
 
     async def start(self) -> None:
         """Open the archive, replay it into the board, start consuming (in the background)."""
@@ -271,25 +279,43 @@ class FloorService:
         """Commit a fetched batch, then ack it; a failed commit acks nothing."""
         assert self.archive is not None
         arrivals = [Arrival(_table_of(m.subject), m.data) for m in msgs]
-        try:
-            done = await asyncio.to_thread(self.archive.commit, arrivals)
-        except (sqlite3.Error, OSError) as exc:
-            log.error(
-                "the floor archive %s cannot be written (%s): nothing acked, the rows come "
-                "again; free the disk or fix the file",
-                self.config.archive.path,
-                exc,
-            )
-            self.board.broker = f"connected; the archive cannot be written: {exc}"
+        archive = self.archive
+        done: Committed | None = None
+        async with self._turn:
+            try:
+                done = await asyncio.to_thread(archive.commit, arrivals)
+            except (sqlite3.Error, OSError) as exc:
+                log.error(
+                    "the floor archive %s cannot be written (%s): nothing acked, the rows "
+                    "come again; free the disk or fix the file",
+                    self.config.archive.path,
+                    exc,
+                )
+                self.board.broker = f"connected; the archive cannot be written: {exc}"
+            else:
+                self.board.committed(done)
+                self.protection.committed(done.accepted)
+        if done is None:
             await asyncio.sleep(1.0)
             return
-        self.board.committed(done)
-        self.protection.committed(done.accepted)
         if self.after_commit is not None:
             self.after_commit(done)
         for msg in msgs:
             await msg.ack()
         await nc.flush()
+
+    async def decide(self, decision: Callable[[Archive], Committed]) -> Committed:
+        """A supervisor's decision (`Archive.acknowledge`, `accept_gap`, `accept_chain`),
+        taken in a thread in turn with the commits, then shown on the board; the rows it
+        lets in go to the protection check. `DecisionRefused` says why it cannot be."""
+        archive = self.archive
+        if archive is None or not self.ready:
+            raise DecisionRefused(503, self.fatal or "the floor service is starting: retry")
+        async with self._turn:
+            done = await asyncio.to_thread(decision, archive)
+            self.board.committed(done)
+            self.protection.committed(done.accepted)
+        return done
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         """A station is alive: its table online, how far its journal is."""
