@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             log_level=level,
             log_config=None,
             lifespan="on",
-            **uvicorn_options(),
+            **uvicorn_options(api.trusted_proxies),
         )
     )
 

@@ -87,7 +87,11 @@ def serve(
             app,
             log_level="warning",
             lifespan="on",
-            **(uvicorn_options() if server_options is None else server_options),
+            **(
+                uvicorn_options(config.api.trusted_proxies)
+                if server_options is None
+                else server_options
+            ),
         )
     )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
