@@ -5,6 +5,7 @@ are checked the same way."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -56,7 +57,18 @@ def analyze(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["systemd-analyze", *args], capture_output=True, text=True, timeout=60)
 
 
-def exposure(unit: Path) -> subprocess.CompletedProcess[str]:
-    """`systemd-analyze security` of a unit file: exposure 0 (locked down) to 10 (unsafe),
-    exit 0 below the threshold of 20 (so the output is always there to read)."""
-    return analyze("security", "--offline=yes", "--threshold=20", str(unit))
+def check_verify(unit: Path) -> None:
+    """`systemd-analyze verify` finds nothing. It exits 0 even for unknown keys and bad
+    values (it only warns), so no output is the pass mark."""
+    done = analyze("verify", str(unit))
+    assert done.returncode == 0 and (done.stdout + done.stderr).strip() == "", done.stderr
+
+
+def exposure_level(unit: Path) -> float:
+    """`systemd-analyze security` of a unit file: exposure 0 (locked down) to 10 (unsafe)
+    (the threshold of 20 makes it exit 0 whatever the level, so its output is read)."""
+    done = analyze("security", "--offline=yes", "--threshold=20", str(unit))
+    assert done.returncode == 0, done.stdout[-800:] + done.stderr
+    level = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", done.stdout)
+    assert level is not None, done.stdout[-300:]
+    return float(level[1])

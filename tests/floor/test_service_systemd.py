@@ -9,7 +9,13 @@ from pathlib import Path
 
 from tests import systemdkit
 from tests.conftest import ROOT
-from tests.systemdkit import INSTALLED_STATION, analyze, exposure, local_unit, needs_analyze
+from tests.systemdkit import (
+    INSTALLED_STATION,
+    check_verify,
+    exposure_level,
+    local_unit,
+    needs_analyze,
+)
 
 UNIT = ROOT / "systemd" / "baccarat-floor.service"
 
@@ -20,16 +26,12 @@ def unit_keys() -> dict[str, dict[str, list[str]]]:
 
 @needs_analyze
 def test_systemd_analyze_verify_finds_nothing(tmp_path: Path) -> None:
-    done = analyze("verify", str(local_unit(UNIT, tmp_path)))
-    assert done.returncode == 0 and (done.stdout + done.stderr).strip() == "", done.stderr
+    check_verify(local_unit(UNIT, tmp_path))
 
 
 @needs_analyze
 def test_hardening_exposure_is_ok(tmp_path: Path) -> None:
-    done = exposure(local_unit(UNIT, tmp_path))
-    assert done.returncode == 0, done.stdout[-800:] + done.stderr
-    level = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", done.stdout)
-    assert level is not None and float(level[1]) <= 2.0, done.stdout[-300:]
+    assert exposure_level(local_unit(UNIT, tmp_path)) <= 2.0
 
 
 def test_unit_has_what_the_floor_service_needs() -> None:
