@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 if TYPE_CHECKING:
+    import asyncio
+
     import uvicorn
 
     from station.live.config import LogConfig, TokenEntry
@@ -87,7 +89,7 @@ class Startup:
     log: logging.Logger
     json_log: bool = False
     level: str = "info"
-    _keep_alive: list[Any] = field(default_factory=list)
+    _keep_alive: list[asyncio.Task[None]] = field(default_factory=list)  # systemd's watchdog
 
     def error(self, text: str) -> None:
         print(f"station {self.prog}: {text}", file=sys.stderr)
