@@ -64,6 +64,12 @@ test-fast: install
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
+.PHONY: screenshots
+# The README's dashboard pictures (docs/dashboard.png, docs/dashboard-cercle.png): a demo
+# station per game at a dealer's pace, photographed by Chromium (5 to 15 minutes).
+screenshots: install
+	$(PY) scripts/dashboard_screenshot.py
+
 .PHONY: floor-demo
 # A whole floor on 127.0.0.1: a broker (the pinned nats-server wheel), four demo stations
 # (the sim driver, as `make run`) and the floor service; prints the addresses and tokens.

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from station.core.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,3 +53,30 @@ def matches(expected: dict[str, Any], got: dict[str, Any]) -> bool:
         elif got.get(key, object()) != value:
             return False
     return True
+
+
+def check_through_the_table(example: dict[str, Any], table: Table) -> None:
+    """Each of the example's events at `table` (a fresh `Table` set as the example says)
+    gets the verdict the example gives it."""
+    for seq, (event, expected) in enumerate(
+        zip(example["events"], example["verdicts"], strict=True), 1
+    ):
+        got = {**table.apply(event), "seq": seq}
+        assert matches(expected, got), f"event {seq} {event}: expected {expected}, got {got}"
+
+
+def check_through_replay(
+    examples: list[dict[str, Any]], replay_args: Callable[[dict[str, Any]], list[str]]
+) -> None:
+    """Each example's events through the real `station replay` with the flags
+    `replay_args` makes of its options get the verdicts the example gives them."""
+    from tests.conftest import run_station
+
+    for example in examples:
+        lines = "".join(json.dumps(e) + "\n" for e in example["events"])
+        out = run_station("replay", *replay_args(example["options"]), stdin=lines.encode())
+        assert out.returncode == 0, (example["name"], out.stderr)
+        got = [json.loads(line) for line in out.stdout.splitlines()]
+        assert len(got) == len(example["verdicts"]), example["name"]
+        for expected, row in zip(example["verdicts"], got, strict=True):
+            assert matches(expected, row), f"{example['name']}: {expected} != {row}"

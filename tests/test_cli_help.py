@@ -91,3 +91,17 @@ def test_help_exits_0(path: tuple[str, ...]) -> None:
 def test_a_confidence_outside_0_to_1_is_a_usage_error(argv: list[str]) -> None:
     out = run_station(*argv)
     assert out.returncode == 2 and b"--min-confidence" in out.stderr, out.stderr
+
+
+def test_the_commands_that_take_a_game_share_its_options() -> None:
+    """--game and --burn come from one place (`add_game_options`): the same choices and
+    the same words in every command that takes them."""
+    shown: dict[str, set[tuple[object, ...]]] = {"--game": set(), "--burn": set()}
+    takers = set()
+    for path, parser in parsers(build_parser()):
+        for action in parser._actions:
+            for flag in set(action.option_strings) & set(shown):
+                shown[flag].add((tuple(action.choices or ()), action.help))
+                takers.add(" ".join(path))
+    assert {"simulate", "replay", "sim-shoe", "protect"} <= takers
+    assert all(len(forms) == 1 for forms in shown.values()), shown

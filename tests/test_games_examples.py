@@ -3,14 +3,18 @@ and through the real `station replay` with the game's flags."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from station.core.table import Table
-from tests.conftest import run_station
-from tests.spec import ROOT, games_examples, games_examples_file, matches
+from tests.spec import (
+    ROOT,
+    check_through_replay,
+    check_through_the_table,
+    games_examples,
+    games_examples_file,
+)
 
 EXAMPLES = games_examples()
 
@@ -42,23 +46,11 @@ def test_there_are_examples_of_every_game() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
 def test_example_through_the_table(example: dict[str, Any]) -> None:
-    table = table_for(example["options"])
-    for seq, (event, expected) in enumerate(
-        zip(example["events"], example["verdicts"], strict=True), 1
-    ):
-        got = {**table.apply(event), "seq": seq}
-        assert matches(expected, got), f"event {seq} {event}: expected {expected}, got {got}"
+    check_through_the_table(example, table_for(example["options"]))
 
 
 def test_all_examples_through_the_replay_command() -> None:
-    for example in EXAMPLES:
-        lines = "".join(json.dumps(e) + "\n" for e in example["events"])
-        out = run_station("replay", *replay_args(example["options"]), stdin=lines.encode())
-        assert out.returncode == 0, (example["name"], out.stderr)
-        got = [json.loads(line) for line in out.stdout.splitlines()]
-        assert len(got) == len(example["verdicts"]), example["name"]
-        for expected, row in zip(example["verdicts"], got, strict=True):
-            assert matches(expected, row), f"{example['name']}: {expected} != {row}"
+    check_through_replay(EXAMPLES, replay_args)
 
 
 def test_the_vendored_copy_is_the_spec_when_the_spec_is_here() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from station.commands.run import HideTokens
+from station.commands.startup import HideTokens
 from station.live.logs import JsonFormatter, SyslogPrefix, TextFormatter, configure, under_journald
 
 LOGGERS = ("", "uvicorn", "uvicorn.error", "uvicorn.access")

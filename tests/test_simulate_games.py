@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,9 +33,8 @@ from drivers.sim.dealer import (
     simulate,
 )
 from drivers.sim.shoe import MIN_CUT_DEPTH, VirtualShoe
-from station.core.table import Table
-from station.live.replay import verdict_lines
 from tests.conftest import run_station
+from tests.simkit import check_each_verdict, replay_twice, shoes, simulate_then_replay, table_for
 from tests.spec import ROOT, examples_file, matches
 
 CERCLE = ("chemin_de_fer", "baccarat_banque")
@@ -380,28 +378,9 @@ def test_the_command_takes_burn_decks_cut_policy_and_option_draw() -> None:
 
 @pytest.mark.parametrize("game", CERCLE)
 def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one(game: str) -> None:
-    sim = run_station(
-        "simulate",
-        "--game",
-        game,
-        "--seed",
-        "15",
-        "--decks",
-        "2",
-        "--shoes",
-        "2",
-        "--cut-policy",
-        "stop",
-        "--faults",
-        "all=0.08,decision_missing=0.5",
-    )
-    assert sim.returncode == 0, sim.stderr
-    out = run_station("replay", "--game", game, "--decks", "2", stdin=sim.stdout)
-    assert out.returncode == 0, out.stderr
-    events = [json.loads(line) for line in sim.stdout.splitlines()]
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert len(rows) == len(events) > 0
-    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    simulate_args = ["--game", game, "--seed", "15", "--decks", "2", "--shoes", "2"]
+    faults = ["--cut-policy", "stop", "--faults", "all=0.08,decision_missing=0.5"]
+    events = simulate_then_replay([*simulate_args, *faults], ["--game", game, "--decks", "2"])
     assert {"decision_missing", "refused_decision"} <= {e.get("fault") for e in events}
 
 
@@ -475,24 +454,6 @@ def faulty_tables(draw: st.DrawFn, game: str) -> dict[str, Any]:
     return options
 
 
-def table_for(options: dict[str, Any]) -> Table:
-    return Table(
-        game=options["game"],
-        decks=options["decks"],
-        gated=options["gated"],
-        cut_policy=options["cut_policy"],
-        burn=options["burn"],
-    )
-
-
-def shoes(events: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    start = 0
-    for i in range(1, len(events) + 1):
-        if i == len(events) or events[i]["type"] == "shoe":
-            yield events[start:i]
-            start = i
-
-
 @pytest.mark.parametrize("game", CERCLE)
 @PROPERTY
 @given(data=st.data())
@@ -521,20 +482,7 @@ def test_every_verdict_of_a_fault_stream_is_the_error_its_event_expects(
     game: str, data: st.DataObject
 ) -> None:
     options = data.draw(faulty_tables(game))
-    events = [dict(e) for e in simulate(**options)]
-    table = table_for(options)
-    for event in events:
-        if event["type"] == "shoe":
-            assert not table.in_play
-        verdict = table.apply(event)
-        assert verdict["error"] == event.get("expect"), event
-    assert not table.in_play
-    for event in events:
-        if "fault" in event:
-            assert options["faults"].get(event["fault"], 0) > 0
-            assert event["expect"] in FAULT_ERRORS[event["fault"]]
-        else:
-            assert "expect" not in event
+    check_each_verdict(options, [dict(e) for e in simulate(**options)])
 
 
 @pytest.mark.parametrize("game", CERCLE)
@@ -544,12 +492,7 @@ def test_replaying_a_cercle_stream_twice_gives_the_same_verdicts(
     game: str, data: st.DataObject
 ) -> None:
     options = data.draw(faulty_tables(game))
-    events = [dict(e) for e in simulate(**options)]
-    stream = b"".join(orjson.dumps(e) + b"\n" for e in events)
-    first = b"".join(verdict_lines(table_for(options), iter([stream])))
-    assert first == b"".join(verdict_lines(table_for(options), iter([stream])))
-    rows = [orjson.loads(line) for line in first.splitlines()]
-    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    replay_twice(options, [dict(e) for e in simulate(**options)])
 
 
 def test_every_fault_name_has_its_errors_and_every_game_a_deal() -> None:
@@ -578,12 +521,4 @@ def test_an_unreadable_card_set_aside_at_an_option_is_not_counted_as_a_copy() ->
             "foreign": 0.25,
         },
     }
-    events = [dict(e) for e in simulate(**options)]
-    stream = b"".join(orjson.dumps(e) + b"\n" for e in events)
-    table = Table(
-        game="baccarat_banque", decks=3, gated=False, cut_policy="one_more", burn="reveal"
-    )
-    rows = [
-        orjson.loads(line) for line in b"".join(verdict_lines(table, iter([stream]))).splitlines()
-    ]
-    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    replay_twice(options, [dict(e) for e in simulate(**options)])

@@ -6,18 +6,17 @@ agreeing, not one agreeing with itself. Example counts are bounded to keep the f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drivers.sim.dealer import FAULT_ERRORS, applicable_faults, simulate
+from drivers.sim.dealer import applicable_faults, simulate
 from drivers.sim.shoe import MIN_CUT_DEPTH
 from station.core.cards import BURN_VALUE
-from station.core.table import CUT_POLICIES, Table
-from station.live.replay import verdict_lines
+from station.core.table import CUT_POLICIES
+from tests.simkit import check_each_verdict, replay_twice, shoes, table_for
 from tests.test_simulated import drawn
 
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,19 +50,6 @@ def faulty_tables(draw: st.DrawFn) -> dict[str, Any]:
     rate = st.floats(0.0, 0.4, allow_nan=False)
     options["faults"] = draw(st.dictionaries(st.sampled_from(names), rate, min_size=1))
     return options
-
-
-def table_for(options: dict[str, Any]) -> Table:
-    return Table(decks=options["decks"], gated=options["gated"], cut_policy=options["cut_policy"])
-
-
-def shoes(events: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    """The stream split at each `shoe` event."""
-    start = 0
-    for i in range(1, len(events) + 1):
-        if i == len(events) or events[i]["type"] == "shoe":
-            yield events[start:i]
-            start = i
 
 
 def hands_in_dealing_order(result: dict[str, Any]) -> list[str]:
@@ -103,35 +89,13 @@ def test_a_fault_free_stream_gives_no_error_and_every_shoe_finishes_by_the_rules
 def test_every_verdict_of_a_fault_stream_is_the_error_its_event_expects(
     options: dict[str, Any],
 ) -> None:
-    events = list(simulate(**options))
-    table = table_for(options)
-    for event in events:
-        if event["type"] == "shoe":
-            assert not table.in_play  # the previous shoe was finished, never cut short
-        verdict = table.apply(event)
-        assert verdict["error"] == event.get("expect"), event
-    assert not table.in_play
-    for event in events:
-        if "fault" in event:
-            assert options["faults"].get(event["fault"], 0) > 0
-            assert event["expect"] in FAULT_ERRORS[event["fault"]]
-        else:
-            assert "expect" not in event
-
-
-def replayed(options: dict[str, Any], data: bytes) -> bytes:
-    return b"".join(verdict_lines(table_for(options), iter([data])))
+    check_each_verdict(options, list(simulate(**options)))
 
 
 @PROPERTY
 @given(faulty_tables())
 def test_replaying_the_same_stream_twice_gives_the_same_verdicts(options: dict[str, Any]) -> None:
-    events = list(simulate(**options))
-    data = b"".join(orjson.dumps(e) + b"\n" for e in events)
-    first = replayed(options, data)
-    assert first == replayed(options, data)
-    rows = [orjson.loads(line) for line in first.splitlines()]
-    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    replay_twice(options, list(simulate(**options)))
 
 
 @PROPERTY

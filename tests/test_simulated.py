@@ -31,6 +31,7 @@ from drivers.sim.shoe import (
 from station.core.cards import ALL_CARDS
 from station.core.table import Table
 from tests.conftest import CliResult, run_station, spawn_station
+from tests.simkit import simulate_then_replay
 
 
 def run_table(events: list[dict[str, Any]], **options: Any) -> tuple[Table, list[dict[str, Any]]]:
@@ -421,27 +422,9 @@ def test_the_command_writes_the_same_json_lines_for_the_same_arguments() -> None
 
 
 def test_the_command_pipes_into_replay_and_every_verdict_is_the_expected_one() -> None:
-    sim = simulate_cli(
-        "--seed",
-        "8",
-        "--decks",
-        "3",
-        "--ungated",
-        "--cut-policy",
-        "last_round",
-        "--cut-depth",
-        "0.3",
-        "--faults",
-        "all=0.1",
-    )
-    out = run_station(
-        "replay", "--decks", "3", "--ungated", "--cut-policy", "last_round", stdin=sim.stdout
-    )
-    assert out.returncode == 0, out.stderr
-    events = [json.loads(line) for line in sim.stdout.splitlines()]
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert len(rows) == len(events) > 0
-    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    table = ["--decks", "3", "--ungated", "--cut-policy", "last_round"]
+    faults = ["--cut-depth", "0.3", "--faults", "all=0.1"]
+    events = simulate_then_replay(["--seed", "8", *table, *faults], table)
     assert any(e.get("fault") for e in events)
 
 

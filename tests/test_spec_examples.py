@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from station.core.table import Table
-from tests.conftest import run_station
-from tests.spec import ROOT, examples, examples_file, matches
+from tests.spec import ROOT, check_through_replay, check_through_the_table, examples, examples_file
 
 EXAMPLES = examples()
 
@@ -32,22 +30,11 @@ def test_example_through_the_table(example: dict[str, Any]) -> None:
         gated=options.get("gated", True),
         cut_policy=options.get("cut_policy", "one_more"),
     )
-    for seq, (event, expected) in enumerate(
-        zip(example["events"], example["verdicts"], strict=True), 1
-    ):
-        got = {**table.apply(event), "seq": seq}
-        assert matches(expected, got), f"event {seq} {event}: expected {expected}, got {got}"
+    check_through_the_table(example, table)
 
 
 def test_all_examples_through_the_replay_command() -> None:
-    for example in EXAMPLES:
-        lines = "".join(json.dumps(e) + "\n" for e in example["events"])
-        out = run_station("replay", *replay_args(example["options"]), stdin=lines.encode())
-        assert out.returncode == 0, (example["name"], out.stderr)
-        got = [json.loads(line) for line in out.stdout.splitlines()]
-        assert len(got) == len(example["verdicts"]), example["name"]
-        for expected, row in zip(example["verdicts"], got, strict=True):
-            assert matches(expected, row), f"{example['name']}: {expected} != {row}"
+    check_through_replay(EXAMPLES, replay_args)
 
 
 def test_the_vendored_copy_is_the_spec_when_the_spec_is_here() -> None:

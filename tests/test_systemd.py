@@ -6,99 +6,47 @@ import asyncio
 import os
 import re
 import shlex
-import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from station.live.sdnotify import Notifier
+from tests import systemdkit
+from tests.systemdkit import (
+    INSTALLED_STATION,
+    analyze,
+    check_verify,
+    exposure_level,
+    local_unit,
+    needs_analyze,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "systemd" / "baccarat-station.service"
 RULES = ROOT / "systemd" / "99-baccarat-shoe.rules"
-INSTALLED_STATION = "/opt/baccarat-station/bin/station"
 
 
 def unit_keys() -> dict[str, dict[str, list[str]]]:
-    """Section -> key -> values (systemd allows a key more than once)."""
-    sections: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] | None = None
-    for line in UNIT.read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            current = sections.setdefault(line.strip("[]"), {})
-            continue
-        key, sep, value = line.partition("=")
-        assert sep and current is not None, f"not KEY=VALUE in a section: {line!r}"
-        current.setdefault(key, []).append(value)
-    return sections
-
-
-def local_unit(tmp_path: Path) -> Path:
-    """The unit with ExecStart pointing at this checkout's `station` (verify checks that
-    the program exists); nothing else is changed."""
-    station = Path(sys.executable).parent / "station"
-    assert station.exists(), "install the project first (make install)"
-    text = UNIT.read_text()
-    assert INSTALLED_STATION in text
-    target = tmp_path / UNIT.name
-    target.write_text(text.replace(INSTALLED_STATION, str(station)))
-    return target
-
-
-needs_analyze = pytest.mark.skipif(
-    shutil.which("systemd-analyze") is None,
-    reason="systemd-analyze is not installed (apt-get install systemd); the unit's keys are "
-    "still checked by test_unit_has_what_the_station_needs",
-)
+    return systemdkit.unit_keys(UNIT)
 
 
 @needs_analyze
 def test_systemd_analyze_verify_finds_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        ["systemd-analyze", "verify", str(local_unit(tmp_path))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    # verify exits 0 even for unknown keys and bad values: it only warns, so no output is
-    # the pass mark.
-    assert done.returncode == 0 and (done.stdout + done.stderr).strip() == "", done.stderr
+    check_verify(local_unit(UNIT, tmp_path))
 
 
 @needs_analyze
 def test_systemd_analyze_verify_does_catch_a_bad_key(tmp_path: Path) -> None:
-    unit = local_unit(tmp_path)
+    unit = local_unit(UNIT, tmp_path)
     unit.write_text(unit.read_text().replace("Restart=on-failure", "Restart=sometimes"))
-    done = subprocess.run(
-        ["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60
-    )
-    assert "restart specifier" in done.stderr
+    assert "restart specifier" in analyze("verify", str(unit)).stderr
 
 
 @needs_analyze
 def test_hardening_exposure_is_ok(tmp_path: Path) -> None:
-    """`systemd-analyze security` rates exposure 0 (locked down) to 10 (unsafe); 2.0 is
-    well inside its "OK" band."""
-    done = subprocess.run(
-        [
-            "systemd-analyze",
-            "security",
-            "--offline=yes",
-            "--threshold=20",
-            str(local_unit(tmp_path)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout[-800:] + done.stderr
-    assert "Overall exposure level" in done.stdout
+    """Exposure 0 (locked down) to 10 (unsafe); 2.0 is well inside systemd's "OK" band."""
+    assert exposure_level(local_unit(UNIT, tmp_path)) <= 2.0
 
 
 def test_unit_has_what_the_station_needs() -> None:

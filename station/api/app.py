@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from station.api import docs, events, health, history, live, metrics, odds, protection, reads, web
 from station.api.auth import Throttle
 from station.api.limits import BodyLimit
+from station.api.refusals import declare_tokens
 from station.live.service import Station
 from station.live.tokens import TokenStore
 from station.version import station_version
@@ -57,11 +58,13 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     generate_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
-        """FastAPI's schema plus the event models `POST /api/events` names as its body, and
+        """FastAPI's schema plus the event models `POST /api/events` names as its body, the
+        bearer tokens (which operations need one, given `[api] public_read`), and
         every refusal declared as JSON (FastAPI gives a route's refusals the media type of
         its answer: `/api/export` answers JSON Lines but refuses in JSON)."""
         schema = generate_openapi()
         schema.setdefault("components", {}).setdefault("schemas", {}).update(events.EVENT_SCHEMAS)
+        declare_tokens(schema, station.config.api.public_read)
         for operations in schema["paths"].values():
             for operation in operations.values():
                 for status, answer in operation["responses"].items():

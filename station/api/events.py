@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from station.api.auth import check_role, identify, refuse, require_ready
 from station.api.limits import require_json
-from station.api.refusals import refusals
+from station.api.refusals import TOKEN, refusals
 from station.core.bounds import MAX_DEPTH, MAX_INT, MAX_TEXT, MIN_INT, problem
 from station.core.events import (
     EVENT_TYPES,
@@ -179,7 +179,7 @@ def _what_is_wrong(event: dict[str, Any], exc: ValidationError) -> str:
 
 @router.post(
     "/api/events",
-    openapi_extra={"requestBody": _REQUEST_BODY},
+    openapi_extra={"requestBody": _REQUEST_BODY, **TOKEN},
     responses=refusals(401, 403, 413, 415, 422, 429, 503),
 )
 async def post_event(request: Request) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
 from station.api.reads import MAX_SEQ
-from station.api.refusals import READ, refusals
+from station.api.refusals import READ, READ_TOKEN, refusals
 from station.core.results import GameResult
 from station.core.roads import game_scoreboards
 from station.core.snapshot import TableSnapshot
@@ -91,7 +91,7 @@ def previous_shoe(conn: HTTPConnection, snapshot: TableSnapshot) -> dict[str, An
     }
 
 
-@router.get("/api/history", responses=refusals(*READ))
+@router.get("/api/history", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_history(request: Request) -> dict[str, Any]:
     """The shoe's rounds (cards, totals, winner or each tableau's outcome, flags), voided
     rounds and roads (for `game`), as of journal row `seq`; until the shoe has a result,
@@ -110,6 +110,7 @@ async def get_history(request: Request) -> dict[str, Any]:
     "/api/export",
     response_class=JournalLines,
     responses={200: {"description": JOURNAL_LINES}, **refusals(*READ)},
+    openapi_extra=READ_TOKEN,
 )
 async def get_export(
     request: Request,

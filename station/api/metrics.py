@@ -13,11 +13,18 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from station.api.auth import check_role, identify, station_of
+from station.api.refusals import TOKEN, refusals
 
 router = APIRouter()
 
 
-@router.get("/metrics", tags=["monitoring"], response_class=Response)
+@router.get(
+    "/metrics",
+    tags=["monitoring"],
+    response_class=Response,
+    responses=refusals(401, 403, 413, 429),
+    openapi_extra=TOKEN,
+)
 def metrics(request: Request) -> Response:
     """Prometheus text format: verdicts, latency, suspensions, reader, journal, process."""
     check_role(request, identify(request), "viewer")

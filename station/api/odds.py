@@ -25,7 +25,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.requests import HTTPConnection
 
 from station.api.auth import require_read, require_ready
-from station.api.refusals import READ, refusals
+from station.api.refusals import READ, READ_TOKEN, refusals
 from station.core.snapshot import TableSnapshot
 
 router = APIRouter()
@@ -79,7 +79,7 @@ def analyzer_of(conn: HTTPConnection, paytable: Paytable) -> Analyzer:
     return cache[paytable.source]
 
 
-@router.get("/api/odds", responses=refusals(*READ))
+@router.get("/api/odds", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_odds(
     request: Request,
     paytable: str | None = Query(

@@ -13,12 +13,12 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from station.api.auth import require_read, require_ready
-from station.api.refusals import READ, refusals
+from station.api.refusals import READ, READ_TOKEN, refusals
 
 router = APIRouter()
 
 
-@router.get("/api/protection", responses=refusals(*READ))
+@router.get("/api/protection", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_protection(request: Request) -> dict[str, Any]:
     """The protection checks' status and recent alerts (`enabled` false: `[protection]`
     turned them off)."""
@@ -29,7 +29,7 @@ async def get_protection(request: Request) -> dict[str, Any]:
     return station.protection.status()
 
 
-@router.get("/api/pace", responses=refusals(*READ))
+@router.get("/api/pace", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_pace(
     request: Request,
     hours: float = Query(8.0, gt=0, le=24, description="the shift: this many hours back"),

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from station.api.auth import require_read, require_ready
-from station.api.refusals import READ, refusals
+from station.api.refusals import READ, READ_TOKEN, refusals
 from station.live.journal import Row, read_rows
 
 router = APIRouter()
@@ -18,7 +18,7 @@ router = APIRouter()
 MAX_SEQ = 2**63 - 1
 
 
-@router.get("/api/state", responses=refusals(*READ))
+@router.get("/api/state", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_state(request: Request) -> dict[str, Any]:
     """The table after the last committed row, and the reader's status."""
     station = require_ready(request)
@@ -26,7 +26,7 @@ async def get_state(request: Request) -> dict[str, Any]:
     return station.published_state()
 
 
-@router.get("/api/journal", responses=refusals(*READ))
+@router.get("/api/journal", responses=refusals(*READ), openapi_extra=READ_TOKEN)
 async def get_journal(
     request: Request,
     after: int = Query(0, ge=0, le=MAX_SEQ, description="rows after this seq"),

@@ -4,6 +4,13 @@ its JSON body (`{"detail": "..."}`, the words say what to do) and its headers.
 Routes name theirs with `responses=refusals(401, 403, ...)`, so the schema lists every
 status a client can meet; schemathesis checks every answer against it
 (tests/service/test_schemathesis.py).
+
+Routes that take a token say so with `openapi_extra=TOKEN` (always needed), `READ_TOKEN`
+(needed unless `[api] public_read` is on: the app's schema settles it, see
+`declare_tokens`) or `OPTIONAL_TOKEN`: the schema's `bearer` security scheme, so clients
+and schemathesis's auth checks know which operations refuse a request without one. The
+tokens are checked in the routes themselves (`station.api.auth`), after the readiness
+check and without a FastAPI dependency on the events' hot path.
 """
 
 from __future__ import annotations
@@ -67,3 +74,31 @@ def refusals(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 #: The statuses of a read that needs a token (or none with `public_read`).
 READ = (401, 403, 413, 429, 503)
+
+
+#: The security scheme of the OpenAPI schema: the station's bearer tokens.
+SECURITY_SCHEMES = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "a token of `station token add` (or a demo token), sent as "
+        "'Authorization: Bearer TOKEN'",
+    }
+}
+_PUBLIC_READ = "x-station-public-read"  # marks a read in `openapi_extra`, removed from the schema
+#: `openapi_extra` of a route that needs a token.
+TOKEN: dict[str, Any] = {"security": [{"bearer": []}]}
+#: `openapi_extra` of a read: a token needed unless `[api] public_read` is on.
+READ_TOKEN: dict[str, Any] = {**TOKEN, _PUBLIC_READ: True}
+#: `openapi_extra` of a route that answers with or without a token (not with a wrong one).
+OPTIONAL_TOKEN: dict[str, Any] = {"security": [{"bearer": []}, {}]}
+
+
+def declare_tokens(schema: dict[str, Any], public_read: bool) -> None:
+    """Add the security scheme to `schema`, and make the reads' token optional if
+    `public_read` (an empty requirement: no token at all)."""
+    schema.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            if operation.pop(_PUBLIC_READ, False) and public_read:
+                operation["security"] = [*operation["security"], {}]

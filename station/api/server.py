@@ -1,4 +1,5 @@
-"""The uvicorn options of the station's server: its WebSocket protocol.
+"""The uvicorn options of the station's server: its WebSocket protocol, and which
+reverse proxies it believes.
 
 `WS /api/live` sends every committed batch to every client. Through ASGI each message
 costs each client an encode, a frame and a write (about 50 us; 100 with per-message
@@ -10,10 +11,18 @@ like an ASGI send; `write_now(data)` writes only if that needs no wait; `abort()
 a connection whose client stopped reading. Per-message deflate is off, so frames are the
 same for every client. An app served without the extension (another server) falls back
 to ASGI sends.
+
+Behind a reverse proxy every request comes from the proxy's address, so the wrong-token
+throttle would throttle every client at once. uvicorn's own proxy-headers middleware
+takes the client from `X-Forwarded-For` (and the scheme from `X-Forwarded-Proto`), but
+only on connections from `[api] trusted_proxies`: from anywhere else the headers are a
+client's word and ignored. None trusted (the default) turns the middleware off, whatever
+uvicorn's own default or `FORWARDED_ALLOW_IPS` says.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from uvicorn.protocols.utils import ClientDisconnected
@@ -58,6 +67,13 @@ class StationWebSocketProtocol(WebSocketsSansIOProtocol):
         self.transport.abort()
 
 
-def uvicorn_options() -> dict[str, Any]:
-    """What `uvicorn.Config` needs for `WS /api/live` (see the module's docstring)."""
-    return {"ws": StationWebSocketProtocol, "ws_per_message_deflate": False}
+def uvicorn_options(trusted_proxies: Sequence[str] = ()) -> dict[str, Any]:
+    """What `uvicorn.Config` needs for `WS /api/live`, believing `X-Forwarded-For` from
+    `trusted_proxies` only (addresses or networks, checked by the config; see the
+    module's docstring)."""
+    return {
+        "ws": StationWebSocketProtocol,
+        "ws_per_message_deflate": False,
+        "proxy_headers": bool(trusted_proxies),
+        "forwarded_allow_ips": list(trusted_proxies),
+    }

@@ -17,7 +17,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
 
 from station.api.auth import identify, station_of
-from station.api.refusals import refusals
+from station.api.refusals import OPTIONAL_TOKEN, refusals
 from station.core.events import EVENT_ROLES, VOCABULARY
 from station.core.games import GAMES
 from station.core.table import DUE_WORDS, EXPLANATIONS
@@ -66,7 +66,7 @@ async def web_file(name: str) -> FileResponse:
     return _file(path)
 
 
-@router.get("/api/whoami", responses=refusals(401, 413, 429))
+@router.get("/api/whoami", responses=refusals(401, 413, 429), openapi_extra=OPTIONAL_TOKEN)
 async def whoami(request: Request) -> dict[str, Any]:
     """The token's name and role (401 for an unknown token); without a token, whether
     reads are public. The dashboard's login checks a token with this."""

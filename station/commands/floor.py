@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 from station.commands.options import EXIT_USAGE
+from station.commands.startup import DEMO_ROLES, Startup
 
 EXIT_FAILED = 1
-DEMO_ROLES = ("viewer", "dealer", "supervisor")
 log = logging.getLogger("station.floor")
 
 
@@ -47,58 +46,33 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
-    import uvicorn
-
     from station.api.floor import create_floor_app
-    from station.commands.run import HideTokens, listen_problem
-    from station.live.config import parse_bind
     from station.live.floor_service.config import ConfigError, load
     from station.live.floor_service.service import FloorService
-    from station.live.logs import configure
     from station.live.sdnotify import Notifier
-    from station.live.tokens import TokenStore
 
+    start = Startup("floor", log)
     try:
-        config = load(args.config)
+        loaded = load(args.config)
     except ConfigError as exc:
-        print(f"station floor: {exc}", file=sys.stderr)
+        start.error(str(exc))
+        return EXIT_USAGE
+    config = start.with_bind(loaded, args.bind)
+    if config is None:
         return EXIT_USAGE
     api = config.api
-    if args.bind is not None:
-        try:
-            api = api.model_copy(update={"bind": parse_bind(args.bind)})
-        except ConfigError as exc:
-            print(f"station floor: --bind: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        config = config.model_copy(update={"api": api})
-    problem = listen_problem(api.host, api.port)
-    if problem is not None:
-        fix = "--bind" if args.bind is not None else "[api] bind"
-        print(
-            f"station floor: cannot listen on {api.bind}: {problem} — change {fix}", file=sys.stderr
-        )
+    if not start.can_listen(api, args.bind):
         return EXIT_FAILED
-    level = args.log_level or config.log.level
-    configure(config.log.format, level, filters=[HideTokens()])
-    json_log = config.log.format == "json"
-
-    def say(text: str, **fields: Any) -> None:
-        if json_log:
-            log.info(text.strip(), extra=fields)
-        else:
-            print(text)
-
+    start.configure_logs(config, args.log_level)
     try:
-        tokens = TokenStore(api.tokens, api.token_file)
+        tokens = start.token_store(api)
     except ConfigError as exc:
-        print(f"station floor: {exc}", file=sys.stderr)
+        start.error(str(exc))
         return EXIT_USAGE
     service = FloorService(config)
     app = create_floor_app(service, tokens)
     broker = config.broker
-    say(
+    start.say(
         f"floor: site {broker.site}, broker {', '.join(broker.servers)}, archive "
         f"{config.archive.path}, floor view http://{api.bind}/",
         site=broker.site,
@@ -106,35 +80,15 @@ def run(args: argparse.Namespace) -> int:
         bind=api.bind,
     )
     if api.demo_tokens:
-        say("demo tokens (valid until the floor service stops; 'Authorization: Bearer TOKEN'):")
-        for role in DEMO_ROLES:
-            token = tokens.add_memory(f"demo-{role}", role)
-            say(f"  {role:<10} {token}", role=role, token=token)
-    sys.stdout.flush()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host=api.host, port=api.port, log_level=level, log_config=None, lifespan="on"
-        )
-    )
+        start.demo_tokens(tokens, DEMO_ROLES, "the floor service")
+    server = start.server(app, api)
     notifier = Notifier()
-    keep_alive: list[asyncio.Task[None]] = []
-
-    def fatal(message: str) -> None:
-        notifier.status(message)
-        server.should_exit = True
-
-    def ready() -> None:
-        notifier.ready(f"floor {broker.site}: archive open, {len(service.board.views)} tables")
-        keep_alive.append(asyncio.get_running_loop().create_task(notifier.keep_alive()))
-
-    service.on_fatal = fatal
-    service.on_ready = ready
-    try:
-        asyncio.run(server.serve())
-    finally:
-        notifier.stopping()
-        notifier.close()
+    service.on_fatal = lambda message: start.stop(server, notifier, message)
+    service.on_ready = lambda: start.ready(
+        notifier, f"floor {broker.site}: archive open, {len(service.board.views)} tables"
+    )
+    start.serve(server, notifier)
     if service.fatal:
-        print(f"station floor: {service.fatal}", file=sys.stderr)
+        start.error(service.fatal)
         return EXIT_FAILED
     return 0

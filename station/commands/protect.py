@@ -18,10 +18,10 @@ import argparse
 import sys
 from typing import Any
 
-from station.commands import options
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
+    add_game_options,
     add_table_options,
     resolve_table_options,
     table_from_args,
@@ -47,10 +47,7 @@ def add_parser(sub: Any) -> None:
         "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice.",
     )
     add_table_options(p)
-    # --game and --burn where the cercle games are in (`station replay` takes them too).
-    add_game_options = getattr(options, "add_game_options", None)
-    if add_game_options is not None:
-        add_game_options(p)
+    add_game_options(p)
     p.add_argument(
         "--index",
         metavar="PATH",

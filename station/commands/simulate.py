@@ -9,7 +9,6 @@ policy unless given), recording each option's decision as a `decision` event.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from station.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
+    add_game_options,
     add_table_options,
     positive_int,
     resolve_table_options,
@@ -54,35 +54,6 @@ def _option_draw(text: str) -> float:
     return value
 
 
-def _add_game_options(p: argparse.ArgumentParser) -> None:
-    """--game and --burn, unless the shared table options already give them."""
-    from drivers.sim.dealer import BURNS, GAME_NAMES
-
-    for flags, settings in (
-        (
-            ("--game",),
-            {
-                "choices": GAME_NAMES,
-                "default": None,
-                "help": "the game dealt: punto_banco, chemin_de_fer or baccarat_banque; the "
-                "others' defaults are 6 decks, burn none, cut policy stop (default: "
-                "punto_banco)",
-            },
-        ),
-        (
-            ("--burn",),
-            {
-                "choices": BURNS,
-                "default": None,
-                "help": "reveal (a burn reveal, then its burn value in burns) or none "
-                "(default: the game's: reveal in punto banco, none in the cercle games)",
-            },
-        ),
-    ):
-        with contextlib.suppress(argparse.ArgumentError):  # the table options have it
-            p.add_argument(*flags, **settings)
-
-
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "simulate",
@@ -96,7 +67,7 @@ def add_parser(sub: Any) -> None:
         "--seed", type=int, default=0, help="seed of the shuffles and faults (default 0)"
     )
     add_table_options(p)
-    _add_game_options(p)
+    add_game_options(p)
     p.add_argument(
         "--option-draw",
         type=_option_draw,

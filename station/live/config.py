@@ -16,6 +16,7 @@ without a reader (events come only through the API, e.g. on a test rig).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,6 +103,25 @@ def parse_bind(text: str) -> str:
             f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to 65535, got {text!r}"
         )
     return text
+
+
+def parse_proxy(text: str) -> str:
+    """`text` as an IP address ("127.0.0.1") or network ("10.0.0.0/24"), written the
+    canonical way; ValueError otherwise. Names are refused: the proxy's address is what
+    the station sees, and a name would need resolving (and could change)."""
+    entry = text.strip()
+    try:
+        if "/" in entry:
+            return str(ipaddress.ip_network(entry))
+        return str(ipaddress.ip_address(entry))
+    except ValueError as exc:
+        if "has host bits set" in str(exc):
+            network = ipaddress.ip_network(entry, strict=False)
+            raise ValueError(f"{text!r} has host bits set: write {str(network)!r}") from None
+        raise ValueError(
+            f"{text!r} is not an IP address or network: write the proxy's address as the "
+            'station sees it, e.g. "127.0.0.1", "::1" or "10.0.0.0/24"'
+        ) from None
 
 
 class TableConfig(Section):
@@ -341,6 +361,12 @@ class ApiConfig(Section):
         "HOST:PORT (or PORT, on 127.0.0.1): Prometheus metrics on a listener of their "
         "own, without a token",
     )
+    trusted_proxies: tuple[str, ...] = Field(
+        (),
+        strict=False,
+        description="addresses or networks of reverse proxies whose X-Forwarded-For names "
+        "the client (for the wrong-token throttle and the logs); none: the header is ignored",
+    )
 
     @property
     def host(self) -> str:
@@ -366,6 +392,11 @@ class ApiConfig(Section):
                     '"https://pit.example:8443" (http or https, no path)'
                 )
         return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(parse_proxy(entry) for entry in value)
 
     @field_validator("metrics_bind")
     @classmethod

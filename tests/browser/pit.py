@@ -101,7 +101,7 @@ def serve_on(config: StationConfig, tokens: dict[str, str], port: int) -> Iterat
             assert station.fatal is None, station.fatal
             assert time.monotonic() < deadline, "the station did not get ready"
             time.sleep(0.01)
-        yield Running(f"http://127.0.0.1:{port}", station, tokens)
+        yield Running(f"http://127.0.0.1:{port}", station, tokens, app)
     finally:
         server.should_exit = True
         thread.join(10)

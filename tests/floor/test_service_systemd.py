@@ -5,82 +5,33 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
+from tests import systemdkit
 from tests.conftest import ROOT
+from tests.systemdkit import (
+    INSTALLED_STATION,
+    check_verify,
+    exposure_level,
+    local_unit,
+    needs_analyze,
+)
 
 UNIT = ROOT / "systemd" / "baccarat-floor.service"
-INSTALLED_STATION = "/opt/baccarat-station/bin/station"
 
 
 def unit_keys() -> dict[str, dict[str, list[str]]]:
-    """Section -> key -> values (systemd allows a key more than once)."""
-    sections: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] | None = None
-    for line in UNIT.read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            current = sections.setdefault(line.strip("[]"), {})
-            continue
-        key, sep, value = line.partition("=")
-        assert sep and current is not None, f"not KEY=VALUE in a section: {line!r}"
-        current.setdefault(key, []).append(value)
-    return sections
-
-
-def local_unit(tmp_path: Path) -> Path:
-    """The unit with ExecStart pointing at this checkout's `station` (verify checks that
-    the program exists); nothing else is changed."""
-    station = Path(sys.executable).parent / "station"
-    assert station.exists(), "install the project first (make install)"
-    text = UNIT.read_text()
-    assert INSTALLED_STATION in text
-    target = tmp_path / UNIT.name
-    target.write_text(text.replace(INSTALLED_STATION, str(station)))
-    return target
-
-
-needs_analyze = pytest.mark.skipif(
-    shutil.which("systemd-analyze") is None,
-    reason="systemd-analyze is not installed (apt-get install systemd)",
-)
+    return systemdkit.unit_keys(UNIT)
 
 
 @needs_analyze
 def test_systemd_analyze_verify_finds_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        ["systemd-analyze", "verify", str(local_unit(tmp_path))],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0 and (done.stdout + done.stderr).strip() == "", done.stderr
+    check_verify(local_unit(UNIT, tmp_path))
 
 
 @needs_analyze
 def test_hardening_exposure_is_ok(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            "systemd-analyze",
-            "security",
-            "--offline=yes",
-            "--threshold=20",
-            str(local_unit(tmp_path)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout[-800:] + done.stderr
-    exposure = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", done.stdout)
-    assert exposure is not None and float(exposure[1]) <= 2.0, done.stdout[-300:]
+    assert exposure_level(local_unit(UNIT, tmp_path)) <= 2.0
 
 
 def test_unit_has_what_the_floor_service_needs() -> None:

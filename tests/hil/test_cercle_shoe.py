@@ -6,9 +6,6 @@ included (those on the line reach the hand whose turn it is, with no hand named)
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,10 +14,17 @@ from drivers.config import ReaderConfig
 from drivers.serial_reader import SerialReader
 from drivers.sim.rig import ShoeEncoder, parse_rig_faults, rig_events
 from station.core.table import Table
-from tests.conftest import run_station, spawn_run, spawn_station
-from tests.hil.test_serial_pty import TOKEN, FakeStationApi, TableSink, config_for
+from tests.hil.rigkit import (
+    TOKEN,
+    FakeStationApi,
+    TableSink,
+    config_for,
+    journal_export,
+    play_against_station,
+    play_into,
+    sim_shoe,
+)
 from tests.netkit import free_port
-from tests.readerkit import running, wait_until
 
 BUTTONS = {"decision_draw": "CARTE", "decision_stand": "NON"}
 FAULTS = {
@@ -55,37 +59,17 @@ def test_a_cercle_shoe_through_a_pty_with_decision_buttons(
     table = Table(game=game)
     sink = TableSink(table)
     api = FakeStationApi(sink, stream, encoder.on_the_line)
-    command = [
-        "sim-shoe",
-        "--link",
-        str(link),
-        "--pace",
-        "0.002",
-        "--seed",
-        str(seed),
-        "--rounds",
-        str(ROUNDS),
-        "--faults",
-        FAULTS[game],
-        "--config",
-        str(tmp_path / "station.toml"),
-        "--station",
-        api.url,
-        f"--token={TOKEN}",
-    ]
-    rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command = sim_shoe(
+        link,
+        pace=0.002,
+        seed=seed,
+        rounds=ROUNDS,
+        faults=FAULTS[game],
+        config=tmp_path / "station.toml",
+        station=api.url,
+    )
     on_line = sum(encoder.on_the_line(e) for e in stream)
-    try:
-        wait_until(link.is_symlink, what="the rig's pty link")
-        with running(reader, sink):
-            out, err = rig.communicate(timeout=120)
-            assert rig.returncode == 0, err.decode()
-            sink.wait_for(lambda s: len(s.events) >= on_line)
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-        api.close()
-    rows = [json.loads(line) for line in out.splitlines()]
+    rows, _ = play_into([*command, f"--token={TOKEN}"], link, reader, sink, on_line, api)
     assert [r["event"] for r in rows] == stream
     vias = [(r["event"]["type"], r["via"]) for r in rows]
     assert ("decision", "serial") in vias and ("decision", "api") in vias
@@ -139,51 +123,19 @@ path = "{tmp_path / "journal.db"}"
 bind = "127.0.0.1:{port}"
 demo_tokens = true
 """)
-    rig_command = [
-        "sim-shoe",
-        "--link",
-        str(link),
-        "--pace",
-        "0.1",  # the dealer's events go by the API: the reader has this long for each card
-        "--seed",
-        str(seed),
-        "--rounds",
-        str(rounds),
-        "--faults",
-        faults,
-        "--config",
-        str(config),
-        "--station",
-        f"http://127.0.0.1:{port}",
-    ]
-    rig = None
-    station = spawn_run(config)
-    try:
-        assert station.stdout is not None
-        token = ""
-        for line in station.stdout:
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == "supervisor":
-                token = parts[1]
-                break
-        assert token, "station run printed no supervisor token"
-        rig = spawn_station(
-            *rig_command, f"--token={token}", stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        out, err = rig.communicate(timeout=180)
-        assert rig.returncode == 0, err.decode()
-    finally:
-        for proc in (rig, station):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(30)
-    rows = [json.loads(line) for line in out.splitlines()]
+    rig = sim_shoe(
+        link,
+        pace=0.1,  # the dealer's events go by the API: the reader has this long for each card
+        seed=seed,
+        rounds=rounds,
+        faults=faults,
+        config=config,
+        station=f"http://127.0.0.1:{port}",
+    )
+    rows = play_against_station(config, rig)
     assert ("decision", "serial") in [(r["event"]["type"], r["via"]) for r in rows]
-    export = run_station("journal", "export", "--config", str(config))
-    journal = [json.loads(line) for line in export.stdout.splitlines()]
-    first_shoe = next(i for i, e in enumerate(journal) if e["type"] == "shoe")
-    journal = journal[first_shoe:]
-    assert len(journal) >= len(stream), export.stderr
+    _, journal = journal_export(config)
+    assert len(journal) >= len(stream)
     for planned, row in zip(stream, journal, strict=False):
         where = f"{planned} -> {row}"
         assert row["type"] == planned["type"], where

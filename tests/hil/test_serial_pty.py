@@ -8,58 +8,32 @@ cable); the port coming back is a new pty behind the same symlink. The rules cor
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drivers.config import ReaderConfig
 from drivers.decoding import FrameDecoder
 from drivers.framing import encode_frame, make_framer
 from drivers.serial_reader import SerialReader
 from drivers.sim.pty import PtyPort
 from drivers.sim.rig import parse_rig_faults, rig_events
-from station.core.table import ERRORS, SCANNER_FAULT, Table
-from tests.conftest import run_station, spawn_run, spawn_station
+from station.core.table import SCANNER_FAULT, Table
+from tests.conftest import run_station
+from tests.hil.rigkit import (
+    TOKEN,
+    FakeStationApi,
+    TableSink,
+    config_for,
+    journal_export,
+    play_against_station,
+    play_into,
+    sim_shoe,
+)
 from tests.netkit import free_port
 from tests.readerkit import CollectingSink, running, wait_until
-
-
-class TableSink(CollectingSink):
-    """The station's part in miniature: every event, from the reader or from the dealer
-    and supervisor, is judged by one `Table` in arrival order."""
-
-    def __init__(self, table: Table, on_suspend: Callable[[], object] | None = None) -> None:
-        super().__init__()
-        self.table = table
-        self.on_suspend = on_suspend  # what the service does: the shoe's card-stop command
-        self.judged: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-        self._lock = threading.Lock()
-
-    def event(self, event: dict[str, Any]) -> None:
-        self.judge(event, "reader")
-        super().event(event)
-
-    def judge(self, event: dict[str, Any], source: str) -> dict[str, Any]:
-        with self._lock:
-            verdict: dict[str, Any] = dict(self.table.apply(event))
-            self.judged.append((source, event, verdict))
-            if verdict["error"] in ERRORS and self.on_suspend is not None:
-                self.on_suspend()
-            return verdict
-
-
-def config_for(link: Path, **keys: Any) -> ReaderConfig:
-    quick = {"reconnect_min": 0.02, "reconnect_max": 0.2, "frame_timeout": 0.2}
-    return ReaderConfig(url=str(link), **{**quick, **keys})
 
 
 @pytest.fixture
@@ -179,65 +153,6 @@ def test_random_bytes_through_a_pty_are_all_reported(shoe: PtyPort, framing: str
 
 # --- station sim-shoe end to end ------------------------------------------------------------
 
-TOKEN = "rig-test-token"
-
-
-class FakeStationApi:
-    """`POST /api/events` on 127.0.0.1, judging with the same `TableSink` as the reader.
-
-    The rig posts a dealer event right after writing the cards before it; the reader may
-    still be decoding them. A real station orders by arrival too, and a real dealer is
-    seconds slower than this rig, so here each post waits until the reader has passed on
-    every reader event that precedes it in the (known) stream: the test is then exact."""
-
-    def __init__(
-        self,
-        sink: TableSink,
-        stream: list[dict[str, Any]],
-        on_the_line: Callable[[dict[str, Any]], bool] = lambda e: e.get("actor") == "reader",
-    ) -> None:
-        self.sink = sink
-        self.readers_before: list[int] = []
-        count = 0
-        for event in stream:
-            if on_the_line(event):  # the shoe sends it (the rig's `ShoeEncoder.on_the_line`)
-                count += 1
-            else:
-                self.readers_before.append(count)
-        self.posts = 0
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    return self.answer(401, {"detail": "missing token"})
-                event = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                need = api.readers_before[api.posts]
-                api.posts += 1
-                api.sink.wait_for(lambda s: len(s.events) >= need)
-                self.answer(200, api.sink.judge(event, "api"))
-
-            def answer(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 SIM_ARGS = dict(seed=11, rounds=8)
 SIM_FAULTS = (
     "unreadable=0.05,garbled=0.08,disconnect=0.04,foreign=0.1,while_suspended=0.3,"
@@ -267,38 +182,18 @@ def test_sim_shoe_into_the_serial_driver_gives_every_verdict_the_dealer_expects(
     table = Table()
     sink = TableSink(table, on_suspend=lambda: reader.send(b"\x13"))
     api = FakeStationApi(sink, stream)
-    command = [
-        "sim-shoe",
-        "--link",
-        str(link),
-        "--pace",
-        "0.002",
-        "--unplug-for",
-        "0.05",
-        "--seed",
-        str(SIM_ARGS["seed"]),
-        "--rounds",
-        str(SIM_ARGS["rounds"]),
-        "--faults",
-        SIM_FAULTS,
-        "--config",
-        str(tmp_path / "station.toml"),
-        "--station",
-        api.url,
-        f"--token={TOKEN}",  # a token may begin with "-": never a separate argument
-    ]
-    rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        wait_until(link.is_symlink, what="the rig's pty link")
-        with running(reader, sink):
-            out, err = rig.communicate(timeout=120)
-            assert rig.returncode == 0, err.decode()
-            sink.wait_for(lambda s: len(s.events) >= sum(e["actor"] == "reader" for e in stream))
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-        api.close()
-    rows = [json.loads(line) for line in out.splitlines()]
+    command = sim_shoe(
+        link,
+        pace=0.002,
+        unplug_for=0.05,
+        seed=SIM_ARGS["seed"],
+        rounds=SIM_ARGS["rounds"],
+        faults=SIM_FAULTS,
+        config=tmp_path / "station.toml",
+        station=api.url,
+    )
+    reads = sum(e["actor"] == "reader" for e in stream)
+    rows, _ = play_into([*command, f"--token={TOKEN}"], link, reader, sink, reads, api)
     assert [r["event"] for r in rows] == stream
     assert {r["via"] for r in rows} == {"serial", "api", "unplug"}
     assert any(r.get("shoe_received", "").startswith("13") for r in rows)  # the card stop
@@ -332,19 +227,9 @@ def test_sim_shoe_without_a_station_plays_only_the_reader_part(tmp_path: Path) -
         "2",
         "--ungated",
     ]
-    rig = spawn_station(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        wait_until(link.is_symlink, what="the rig's pty link")
-        with running(reader, sink):
-            out, err = rig.communicate(timeout=60)
-            planned = [e for e in stream if e["actor"] == "reader"]
-            sink.wait_for(lambda s: len(s.events) > len(planned))  # and the exit's fault
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-    assert rig.returncode == 0
-    assert "no --station" in err.decode()
-    rows = [json.loads(line) for line in out.splitlines()]
+    planned = [e for e in stream if e["actor"] == "reader"]
+    rows, err = play_into(command, link, reader, sink, len(planned) + 1)  # and the exit's fault
+    assert "no --station" in err
     assert [r["via"] for r in rows] == [
         "serial" if e["actor"] == "reader" else "skipped" for e in stream
     ]
@@ -399,59 +284,23 @@ demo_tokens = true
 [signals]
 stop_command = "hex:13"
 """)
-    rig_command = [
-        "sim-shoe",
-        "--link",
-        str(link),
-        "--pace",
-        "0.05",
-        "--unplug-for",
-        "0.1",
-        "--seed",
-        str(seed),
-        "--rounds",
-        str(rounds),
-        "--faults",
-        SIM_FAULTS,
-        "--config",
-        str(config),
-        "--station",
-        f"http://127.0.0.1:{port}",
-    ]
-    rig = None
-    station = spawn_run(config)
-    try:
-        assert station.stdout is not None
-        token = ""
-        for line in station.stdout:
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == "supervisor":
-                token = parts[1]
-                break
-        assert token, "station run printed no supervisor token"
-        rig = spawn_station(
-            *rig_command, f"--token={token}", stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        out, err = rig.communicate(timeout=180)
-        assert rig.returncode == 0, err.decode()
-    finally:
-        for proc in (rig, station):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(30)
-    rows = [json.loads(line) for line in out.splitlines()]
+    rig = sim_shoe(
+        link,
+        pace=0.05,
+        unplug_for=0.1,
+        seed=seed,
+        rounds=rounds,
+        faults=SIM_FAULTS,
+        config=config,
+        station=f"http://127.0.0.1:{port}",
+    )
+    rows = play_against_station(config, rig)
     assert any(r.get("shoe_received", "").startswith("13") for r in rows)  # the card stop
-    export = run_station("journal", "export", "--config", str(config))
-    journal = [json.loads(line) for line in export.stdout.splitlines()]
-    first_shoe = next(i for i, e in enumerate(journal) if e["type"] == "shoe")
+    before, journal = journal_export(config)
     # Before the rig made its pty the reader could not open the port: faults with no shoe
     # in play, accepted and changing nothing.
-    assert {(e["type"], e["verdict"]["ok"]) for e in journal[:first_shoe]} <= {
-        ("restart", True),
-        ("fault", True),
-    }
-    journal = journal[first_shoe:]
-    assert len(journal) >= len(stream), export.stderr
+    assert {(e["type"], e["verdict"]["ok"]) for e in before} <= {("restart", True), ("fault", True)}
+    assert len(journal) >= len(stream)
     for planned, row in zip(stream, journal, strict=False):
         where = f"{planned} -> {row}"
         assert row["type"] == planned["type"], where

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 
 from drivers.base import CardReader
 from station.api import create_app
@@ -50,6 +51,7 @@ class Running:
     url: str
     station: Station
     tokens: dict[str, str]
+    app: FastAPI
 
     def headers(self, role: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[role]}"}
@@ -87,12 +89,16 @@ def serve(
             app,
             log_level="warning",
             lifespan="on",
-            **(uvicorn_options() if server_options is None else server_options),
+            **(
+                uvicorn_options(config.api.trusted_proxies)
+                if server_options is None
+                else server_options
+            ),
         )
     )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
-    running = Running(f"http://127.0.0.1:{port}", station, tokens)
+    running = Running(f"http://127.0.0.1:{port}", station, tokens, app)
     try:
         deadline = time.monotonic() + 10
         while not server.started:

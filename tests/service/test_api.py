@@ -132,6 +132,12 @@ def test_reads_need_a_token_unless_public(live: Running, tmp_path: Path) -> None
     with serve(config, tokens) as public:
         assert httpx.get(f"{public.url}/api/state").status_code == 200
         assert httpx.get(f"{public.url}/api/journal").status_code == 200
+        schema = httpx.get(f"{public.url}/api/openapi.json").json()["paths"]
+    private = httpx.get(f"{live.url}/api/openapi.json").json()["paths"]
+    # the schema says so: a read's token is optional (an empty requirement) when public
+    assert schema["/api/state"]["get"]["security"] == [{"bearer": []}, {}]
+    assert private["/api/state"]["get"]["security"] == [{"bearer": []}]
+    assert schema["/api/events"]["post"]["security"] == [{"bearer": []}]
 
 
 def test_state_shows_the_table(live: Running) -> None:

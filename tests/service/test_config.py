@@ -113,6 +113,12 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
     assert config.api.metrics_address == address and config.log.format == "json"
 
 
+def test_trusted_proxies_are_addresses_or_networks(tmp_path: Path) -> None:
+    text = "[api]\ntrusted_proxies = [' 127.0.0.1', '0:0:0:0:0:0:0:1', '10.0.0.0/24']"
+    config = load(write(tmp_path, text))
+    assert config.api.trusted_proxies == ("127.0.0.1", "::1", "10.0.0.0/24")
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
@@ -247,6 +253,16 @@ def test_metrics_bind_a_port_alone_is_on_localhost(
         ("[log]\nlevel = 'INFO'", "[log] level: must be one of debug, info, warning, error"),
         ("[api]\nmetrics_bind = '9101x'", "[api] metrics_bind: expected HOST:PORT"),
         ("[api]\nmetrics_bind = '70000'", "[api] metrics_bind: expected HOST:PORT"),
+        (
+            "[api]\ntrusted_proxies = ['127.0.0.1', 'proxy.pit']",
+            "[api] trusted_proxies: 'proxy.pit' is not an IP address or network",
+        ),
+        (
+            "[api]\ntrusted_proxies = ['10.0.0.1/24']",
+            "[api] trusted_proxies: '10.0.0.1/24' has host bits set: write '10.0.0.0/24'",
+        ),
+        ("[api]\ntrusted_proxies = ['*']", "[api] trusted_proxies: '*' is not an IP address"),
+        ("[api]\ntrusted_proxies = '127.0.0.1'", "[api] trusted_proxies: expected"),
         ("table = 3", "[table]: expected a table"),
         ("[table\n", "not valid TOML"),
     ],

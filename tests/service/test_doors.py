@@ -358,3 +358,47 @@ def test_the_summary_is_written_when_the_window_ends_without_another_request(
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 2 and "10.0.0.7: 3 tokens that are not valid" in messages[1]
     assert throttle.retry_after("10.0.0.7") is None
+
+
+# -- the throttle behind a reverse proxy ----------------------------------------------------
+
+
+def wrong_tokens(client: httpx.Client, url: str, forwarded_for: str, count: int) -> list[int]:
+    """The statuses of `count` requests with unknown tokens, each saying (in
+    X-Forwarded-For) that it comes from `forwarded_for`."""
+    return [
+        client.get(
+            f"{url}/api/state",
+            headers={"Authorization": f"Bearer guess-{n}", "X-Forwarded-For": forwarded_for},
+        ).status_code
+        for n in range(count)
+    ]
+
+
+def test_clients_behind_a_trusted_proxy_are_throttled_separately(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="station.api")
+    config, tokens = make_config(tmp_path, trusted_proxies=("127.0.0.1",))
+    with serve(config, tokens) as live, from_address("127.0.0.1") as proxy:
+        assert wrong_tokens(proxy, live.url, "203.0.113.7", 11) == [401] * 10 + [429]
+        assert wrong_tokens(proxy, live.url, "203.0.113.8", 1) == [401]  # another client
+        # a chain of proxies: the client is the last address not trusted
+        assert wrong_tokens(proxy, live.url, "198.51.100.1, 203.0.113.9", 1) == [401]
+        assert wrong_tokens(proxy, live.url, "198.51.100.1, 203.0.113.7", 1) == [429]
+    assert "from 203.0.113.7" in caplog.text and "from 127.0.0.1" not in caplog.text
+
+
+def test_x_forwarded_for_from_an_address_not_trusted_is_ignored(tmp_path: Path) -> None:
+    config, tokens = make_config(tmp_path, trusted_proxies=("127.0.0.1",))
+    with serve(config, tokens) as live, from_address("127.0.0.2") as client:
+        assert wrong_tokens(client, live.url, "203.0.113.7", 10) == [401] * 10
+        assert wrong_tokens(client, live.url, "203.0.113.8", 1) == [429]  # same address
+
+
+def test_x_forwarded_for_is_ignored_when_no_proxy_is_trusted(tmp_path: Path) -> None:
+    """The default, even from 127.0.0.1 (which uvicorn would believe by default)."""
+    config, tokens = make_config(tmp_path)
+    with serve(config, tokens) as live, from_address("127.0.0.1") as client:
+        assert wrong_tokens(client, live.url, "203.0.113.7", 10) == [401] * 10
+        assert wrong_tokens(client, live.url, "203.0.113.8", 1) == [429]
