@@ -82,6 +82,10 @@ POLL = 5.0
 #: Seconds the publisher waits after a commit is announced before it reads the rows: the
 #: writer's answer and WebSocket broadcast go first, and rows of a burst go together.
 AFTER_COMMIT = 0.003
+#: The least time between two sends of a table's rows: rows that come faster than this
+#: (a burst, a rig dealing back to back; never a dealer's pace) go together, so a burst
+#: costs the broker and the dealer PC a few batches, not a send per row.
+BURST_GAP = 0.02
 #: The longest the publisher gathers rows while the broker is slow to acknowledge.
 MAX_GATHER = 1.0
 #: Seconds between two syncs while refused (two journals claim the table).
@@ -238,6 +242,7 @@ class Publisher:
         self._batch_failures = 0  # batches refused in a row
         #: How long the broker takes to acknowledge one row (a moving average).
         self._ack_seconds = 0.0
+        self._sent_at = 0.0  # when rows were last read to be sent (monotonic)
 
     @property
     def status(self) -> FloorStatus:
@@ -425,6 +430,8 @@ class Publisher:
             wake.clear()
             self._idle = True  # before reading: a commit from now on sets `wake`
             rows = self.tail.rows(self.published)
+            if rows:
+                self._sent_at = time.monotonic()
             for start in range(0, len(rows), BATCH_MAX):
                 chunk = rows[start : start + BATCH_MAX]
                 if len(chunk) > 1 and self._batches:
@@ -442,10 +449,12 @@ class Publisher:
             if not wake.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), POLL)
-            # Let the station answer and broadcast the commit first (one interpreter: the
-            # publisher's Python would otherwise compete with it right then). A busy broker
-            # (slow acks) gets the rows of that while together: one batch, one disk sync.
-            await asyncio.sleep(min(max(AFTER_COMMIT, self._ack_seconds), MAX_GATHER))
+            # Let the station answer and broadcast the commit first (it would otherwise
+            # compete with the publisher for the CPU right then). A busy broker (slow acks)
+            # or a burst of rows gets the rows of that while together: one batch, one disk
+            # sync.
+            burst = BURST_GAP - (time.monotonic() - self._sent_at)
+            await asyncio.sleep(min(max(AFTER_COMMIT, self._ack_seconds, burst), MAX_GATHER))
 
     async def _publish_one(self, row: Row) -> None:
         nc = self._nc

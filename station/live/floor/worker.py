@@ -30,6 +30,9 @@ from station.live.floor.publisher import Publisher, TableState
 from station.live.floor.settings import FloorConfig
 from station.live.journal import Pending
 
+#: The publisher's scheduling priority below the station's (nice): when the dealer PC's
+#: cores are busy, the station's work goes first and rows wait in the journal.
+NICE = 10
 #: Seconds between two looks at the publisher's status (sent when it changed).
 REPORT_EVERY = 0.1
 #: Seconds the process takes at most to end once told to (after the rows' grace).
@@ -196,6 +199,7 @@ def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
 
 
 def main(argv: list[str]) -> int:
+    os.nice(NICE)  # the table's verdicts and broadcasts first; the floor can wait a little
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     control = socket.socket(fileno=int(argv[1]))
