@@ -307,18 +307,34 @@ class Journal:
 
     def _migrate(self, statements: list[str], to_version: int) -> None:
         """Run `statements` and stamp the file with `to_version`, in one transaction."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as db:
             for sql in statements:
                 db.execute(sql)
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {int(to_version)}")
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block ends, rolled back if it
+        raises."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
             db.execute("COMMIT")
         except BaseException:
-            if db.in_transaction:
+            if db.in_transaction:  # a failed COMMIT may have rolled back already
                 db.execute("ROLLBACK")
             raise
+
+    @contextlib.contextmanager
+    def _committing(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction whose disk failure is `JournalUnavailable` (what to do)."""
+        try:
+            with self._transaction() as db:
+                yield db
+        except (sqlite3.Error, OSError) as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
 
     def close(self) -> None:
         if self._head_fd is not None:
@@ -359,22 +375,12 @@ class Journal:
         if not params:
             return rows
         self.check_file()
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
-                if outbox is not None:
-                    db.executemany(OWE, outbox(rows))
-                if settled:
-                    db.executemany(SETTLE, settled)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # a failed COMMIT may have rolled back already
-                    db.execute("ROLLBACK")
-                raise
-        except (sqlite3.Error, OSError) as exc:
-            raise JournalUnavailable(self.unwritable(exc)) from exc
+        with self._committing() as db:
+            db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+            if outbox is not None:
+                db.executemany(OWE, outbox(rows))
+            if settled:
+                db.executemany(SETTLE, settled)
         self.last_seq, self.last_hash = seq, prev
         self._write_head(seq, prev)
         return rows
@@ -398,18 +404,8 @@ class Journal:
     def _outbox_write(self, sql: str, params: Sequence[tuple[Any, ...]]) -> None:
         if not params:
             return
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany(sql, params)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except (sqlite3.Error, OSError) as exc:
-            raise JournalUnavailable(self.unwritable(exc)) from exc
+        with self._committing() as db:
+            db.executemany(sql, params)
 
     def _write_head(self, seq: int, h: str) -> None:
         """The tail anchor: fixed-size, rewritten in place after each commit. It is written
