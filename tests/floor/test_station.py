@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from station.live.config import StationConfig
 from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
 from station.live.floor.publisher import REFUSED
 from station.live.journal import read_rows
@@ -53,6 +54,16 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def on_the_floor(
+    floor: FloorBroker, tmp: Path, table: str, **api: Any
+) -> tuple[StationConfig, dict[str, str]]:
+    """A station in this process as `table` on this broker (`make_config`'s, with `api`)."""
+    config, tokens = make_config(tmp, **api)
+    table_config = config.table.model_copy(update={"id": table})
+    update = {"table": table_config, "floor": station_floor(floor, table)}
+    return config.model_copy(update=update), tokens
 
 
 def station_toml(floor: FloorBroker, tmp: Path) -> tuple[Path, dict[str, str]]:
@@ -132,13 +143,7 @@ def test_a_station_whose_table_is_claimed_refuses_and_says_so(
     append_rows(other, 3)
     with run_publisher(floor, "table-1", other.path):
         wait_published(floor, "table-1", other.last_seq)
-    config, tokens = make_config(tmp_path)
-    config = config.model_copy(
-        update={
-            "table": config.table.model_copy(update={"id": "table-1"}),
-            "floor": station_floor(floor, "table-1"),
-        }
-    )
+    config, tokens = on_the_floor(floor, tmp_path, "table-1")
     with (
         Listener(floor, alert_subject(SITE, "table-1")) as alerts,
         Listener(floor, heartbeat_subject(SITE, "table-1")) as beats,
@@ -162,13 +167,7 @@ def test_a_station_whose_table_is_claimed_refuses_and_says_so(
 
 
 def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_path: Path) -> None:
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    config = config.model_copy(
-        update={
-            "table": config.table.model_copy(update={"id": "table-2"}),
-            "floor": station_floor(floor, "table-2"),
-        }
-    )
+    config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
     with (
         Listener(floor, heartbeat_subject(SITE, "table-2")) as beats,
         serve(config, tokens) as live,
@@ -196,13 +195,7 @@ def test_health_says_how_far_the_stream_holds_the_journal_while_rows_keep_coming
 ) -> None:
     """A busy table's publisher never sees an empty read (each wake-up is a commit): the
     `published` of /api/health must still follow the rows the stream holds."""
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    config = config.model_copy(
-        update={
-            "table": config.table.model_copy(update={"id": "table-2"}),
-            "floor": station_floor(floor, "table-2"),
-        }
-    )
+    config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
     with serve(config, tokens) as live:
         wait_published(floor, "table-2", live.station.snapshot.seq)
 
@@ -228,13 +221,7 @@ def test_the_publisher_process_killed_is_started_again_and_ends_with_the_station
 ) -> None:
     """The publisher runs in a process of its own: killed, the station says so and starts
     another, which resumes after the stream's last row; the station's stop ends it."""
-    config, tokens = make_config(tmp_path, allow_rig=True)
-    config = config.model_copy(
-        update={
-            "table": config.table.model_copy(update={"id": "table-2"}),
-            "floor": station_floor(floor, "table-2"),
-        }
-    )
+    config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
     with serve(config, tokens) as live:
         process = live.station.floor
         assert process is not None
