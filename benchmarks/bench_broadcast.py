@@ -16,18 +16,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 from websockets.asyncio.client import connect
 
-from benchmarks.bench_latency import ROOT, _wait_ready, serial_station_config
+from benchmarks.bench_latency import ROOT, running_station
 from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
-from station.live.tokens import new_token
-from tests.netkit import free_port
 
 DASHBOARDS = int(os.environ.get("BROADCAST_BENCH_DASHBOARDS", "200"))
 #: (name, seconds between cards, cards measured): a dealer deals about two cards a second.
@@ -41,46 +37,28 @@ def measure(dashboards: int, interval: float, cards: int) -> tuple[list[float], 
     """Seconds from each frame's last byte to its row at the measured client, alone and
     with `dashboards` other clients: one station, the two interleaved in `BLOCKS` blocks
     each, so both see the same load from the machine's other work."""
-    with tempfile.TemporaryDirectory() as tmp_dir:
-        tmp = Path(tmp_dir)
-        port, token, link = free_port(), new_token(), tmp / "shoe"
-        config = serial_station_config(tmp, port, token, link)
-        pty = PtyPort(link)
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-m", "station.cli", "run", "--config", str(config)]
-        proc = subprocess.Popen(
-            [*argv, "--log-level", "warning"], stdout=subprocess.DEVNULL, env=env
-        )
-        url = f"http://127.0.0.1:{port}"
-        client = httpx.Client(headers={"Authorization": f"Bearer {token}"})
-        alone: list[float] = []
-        crowded: list[float] = []
-        try:
-            _wait_ready(client, url)
-            pty.wait_reader(20)
-            dealer = _Dealer(pty, client, url)
-            for _ in range(BLOCKS):
-                alone += asyncio.run(dealer.play(interval, cards // BLOCKS))
-                watchers = subprocess.Popen(
-                    [sys.executable, "-m", "benchmarks.bench_broadcast", str(dashboards), url],
-                    stdout=subprocess.PIPE,
-                    text=True,
-                    env=env,
-                )
-                try:
-                    assert watchers.stdout is not None
-                    line = watchers.stdout.readline()
-                    assert line.startswith("connected"), line
-                    crowded += asyncio.run(dealer.play(interval, cards // BLOCKS))
-                finally:
-                    watchers.terminate()
-                    watchers.wait(20)
-            return alone, crowded
-        finally:
-            proc.terminate()
-            proc.wait(20)
-            pty.close()
-            client.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    alone: list[float] = []
+    crowded: list[float] = []
+    with running_station() as rig:
+        dealer = _Dealer(rig.pty, rig.client, rig.url)
+        for _ in range(BLOCKS):
+            alone += asyncio.run(dealer.play(interval, cards // BLOCKS))
+            watchers = subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.bench_broadcast", str(dashboards), rig.url],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            try:
+                assert watchers.stdout is not None
+                line = watchers.stdout.readline()
+                assert line.startswith("connected"), line
+                crowded += asyncio.run(dealer.play(interval, cards // BLOCKS))
+            finally:
+                watchers.terminate()
+                watchers.wait(20)
+    return alone, crowded
 
 
 class _Dealer:

@@ -16,8 +16,8 @@ Broker and floor service CPU and memory come from /proc. Then the broker is SIGK
 every table commits 100 rows (30,000 waiting in the journals), the broker is started
 again, and the drain is the time until the stream, then the archive, holds them all.
 Before all that, the broker alone: this disk's fsync rate and a tight publish loop on a
-fresh broker (what one stream stores a second with every write synced). Last,
-`bench_latency`'s station (pty -> WebSocket) is measured with its publisher off and on.
+fresh broker (what one stream stores a second with every write synced). The station's
+own latency with its publisher on is `bench_floor_station`.
 
 The journals are on /dev/shm when there is one: 300 tables' fsyncs on one disk would
 measure this machine's disk, not the floor (each station has its own disk). The broker's
@@ -33,7 +33,6 @@ import contextlib
 import logging
 import os
 import secrets
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -564,51 +563,6 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
     return total
 
 
-def station_latency(broker: Broker, password: str) -> None:
-    """`bench_latency`'s pty -> WebSocket p99, the station's publisher off and on."""
-    from benchmarks import bench_latency
-
-    plain = bench_latency.serial_station_config
-
-    runs = 0
-
-    def with_floor(tmp: Path, port: int, token: str, link: Path) -> Path:
-        """bench_latency's config with a floor: a site of its own each run (each run's
-        journal is new: the same table on the same site would be refused as a conflict)."""
-        nonlocal runs
-        runs += 1
-        config = plain(tmp, port, token, link)
-        config.write_text(
-            config.read_text() + f'[floor]\nurl = "{broker.url}"\nsite = "latency-{runs}"\n'
-            f'user = "{ADMIN_USER}"\npassword = "env:BENCH_FLOOR_PASSWORD"\n'
-        )
-        return config
-
-    os.environ["BENCH_FLOOR_PASSWORD"] = password
-    # Back to back (each card as soon as the last arrived, ~700 a second: the publisher's
-    # work for one row overlaps the next card's), and at 10 cards a second (five times a
-    # fast dealer: its work for a row is done before the next card comes).
-    for name, cards, interval in (("back to back", 1500, 0.0), ("10 cards/s", 300, 0.1)):
-        figures: dict[str, list[float]] = {"off": [], "on": []}
-        try:
-            for mode in ("off", "on", "off", "on"):
-                bench_latency.serial_station_config = with_floor if mode == "on" else plain
-                ms = sorted(x * 1000 for x in bench_latency.measure(cards, interval))
-                figures[mode].append(ms[int(len(ms) * 0.99) - 1])
-                figures[mode + "50"] = [*figures.get(mode + "50", []), statistics.median(ms)]
-        finally:
-            bench_latency.serial_station_config = plain
-        off, on = statistics.mean(figures["off"]), statistics.mean(figures["on"])
-        print(
-            f"pty -> WebSocket, {name}, {cards} cards, twice each: p99 publisher off "
-            f"{' / '.join(f'{x:.2f}' for x in figures['off'])} ms, on "
-            f"{' / '.join(f'{x:.2f}' for x in figures['on'])} ms: on/off {on / off:.2f} "
-            f"(target within 10 %: {'ok' if on <= off * 1.10 else 'OVER'}); p50 off "
-            f"{statistics.mean(figures['off50']):.2f} ms, "
-            f"on {statistics.mean(figures['on50']):.2f} ms"
-        )
-
-
 def main() -> None:
     load = os.getloadavg()[0]
     print(f"(load average at start: {load:.2f})")
@@ -628,7 +582,6 @@ def main() -> None:
         try:
             asyncio.run(_create_stream(broker.url, password))
             floor_phases(broker, password, Path(journals), tmp / "floor.db")
-            station_latency(broker, password)
         finally:
             broker.stop()
 

@@ -9,6 +9,7 @@ client. One card at a time: write the frame, wait for its journal row on `/api/l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,8 +39,9 @@ TS = "%Y-%m-%dT%H:%M:%S.%fZ"
 STAGES: list[float] = []
 
 
-def serial_station_config(tmp: Path, port: int, token: str, link: Path) -> Path:
-    """An ungated station reading a serial shoe at `link`, its journal in `tmp`."""
+def serial_station_config(tmp: Path, port: int, token: str, link: Path, extra: str = "") -> Path:
+    """An ungated station reading a serial shoe at `link`, its journal in `tmp`, with
+    `extra` TOML sections after its own."""
     config = tmp / "station.toml"
     config.write_text(f"""
 [table]
@@ -52,18 +56,29 @@ path = "{tmp / "journal.db"}"
 bind = "127.0.0.1:{port}"
 public_read = true
 tokens = [{{name = "bench", role = "supervisor", sha256 = "{token_hash(token)}"}}]
-""")
+{extra}""")
     return config
 
 
-def measure(cards: int = CARDS, interval: float = 0.0) -> list[float]:
-    """Seconds from each frame's last byte to its row arriving over the WebSocket; with an
-    `interval`, one card each `interval` seconds (else each as soon as the last arrived)."""
+@dataclass(frozen=True, slots=True)
+class Rig:
+    """A running `station run` (its process), the shoe's pty and a supervisor client."""
+
+    process: subprocess.Popen[bytes]
+    pty: PtyPort
+    client: httpx.Client
+    url: str
+
+
+@contextlib.contextmanager
+def running_station(extra: str = "") -> Iterator[Rig]:
+    """`station run` in a subprocess (its own interpreter, as in production) on a new
+    journal, reading a serial shoe on a pty; stopped at the end."""
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         port, token = free_port(), new_token()
         link = tmp / "shoe"
-        config = serial_station_config(tmp, port, token, link)
+        config = serial_station_config(tmp, port, token, link, extra)
         pty = PtyPort(link)
         proc = subprocess.Popen(
             [
@@ -84,12 +99,19 @@ def measure(cards: int = CARDS, interval: float = 0.0) -> list[float]:
         try:
             _wait_ready(client, url)
             pty.wait_reader(20)
-            return _play(pty, client, url, cards, interval)
+            yield Rig(proc, pty, client, url)
         finally:
             proc.terminate()
             proc.wait(20)
             pty.close()
             client.close()
+
+
+def measure(cards: int = CARDS, interval: float = 0.0, extra: str = "") -> list[float]:
+    """Seconds from each frame's last byte to its row arriving over the WebSocket; with an
+    `interval`, one card each `interval` seconds (else each as soon as the last arrived)."""
+    with running_station(extra) as rig:
+        return play(rig, cards, interval)
 
 
 def _wait_ready(client: httpx.Client, url: str) -> None:
@@ -104,23 +126,41 @@ def _wait_ready(client: httpx.Client, url: str) -> None:
     raise RuntimeError("the station did not start")
 
 
-def _play(
-    pty: PtyPort, client: httpx.Client, url: str, cards: int, interval: float = 0.0
+def play(
+    rig: Rig,
+    cards: int,
+    interval: float = 0.0,
+    *,
+    block: int = 0,
+    between: Callable[[int], None] | None = None,
 ) -> list[float]:
-    return asyncio.run(_play_async(pty, client, url, cards, interval))
+    """Deal `cards` (after `WARMUP` not counted) and time each; with `between`, it is
+    called with the block's number before each `block` cards (0 first)."""
+    return asyncio.run(_play_async(rig, cards, interval, block, between))
 
 
 async def _play_async(
-    pty: PtyPort, client: httpx.Client, url: str, cards: int, interval: float = 0.0
+    rig: Rig,
+    cards: int,
+    interval: float,
+    block: int,
+    between: Callable[[int], None] | None,
 ) -> list[float]:
     """One thread, one loop: the client's own thread hand-offs stay out of the figures."""
+    pty, client, url = rig.pty, rig.client, rig.url
     shoe = VirtualShoe(8, 1)
     next_at = time.perf_counter()
     client.post(f"{url}/api/events", json={"type": "shoe"})
     latencies: list[float] = []
+    blocks = 0  # blocks begun
     async with connect(url.replace("http", "ws") + "/api/live") as ws:
         await ws.recv()  # hello
         while len(latencies) < cards + WARMUP:
+            counted = len(latencies) - WARMUP
+            if between is not None and counted >= blocks * block:
+                between(blocks)
+                blocks += 1
+                next_at = time.perf_counter()
             try:
                 item = shoe.draw()
             except ShoeEmpty:

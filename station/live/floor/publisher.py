@@ -85,7 +85,7 @@ AFTER_COMMIT = 0.003
 #: The least time between two sends of a table's rows: rows that come faster than this
 #: (a burst, a rig dealing back to back; never a dealer's pace) go together, so a burst
 #: costs the broker and the dealer PC a few batches, not a send per row.
-BURST_GAP = 0.02
+BURST_GAP = 0.1
 #: The longest the publisher gathers rows while the broker is slow to acknowledge.
 MAX_GATHER = 1.0
 #: Seconds between two syncs while refused (two journals claim the table).

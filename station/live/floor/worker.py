@@ -26,12 +26,11 @@ from typing import Any
 import orjson
 
 from station.live.floor.process import encode
-from station.live.floor.publisher import Publisher, TableState
+from station.live.floor.publisher import BURST_GAP, FloorStatus, Publisher, TableState
 from station.live.floor.settings import FloorConfig
 from station.live.journal import Pending
 
-#: The publisher's scheduling priority below the station's (nice): when the dealer PC's
-#: cores are busy, the station's work goes first and rows wait in the journal.
+#: The publisher's priority where SCHED_IDLE cannot be had (nice): below the station's.
 NICE = 10
 #: Seconds between two looks at the publisher's status (sent when it changed).
 REPORT_EVERY = 0.1
@@ -70,6 +69,7 @@ class Worker:
         self._answer: asyncio.Future[TableState] | None = None
         self._last_state = TableState()
         self._reported: tuple[Any, ...] = ()
+        self._ended = False  # the wake pipe is no longer read
 
     def send(self, kind: str, body: Any) -> None:
         """To the station, in order (from any thread; dropped once the link is closed)."""
@@ -98,10 +98,10 @@ class Worker:
             state=self.ask_state,
             journal_notice=self.journal_notice,
         )
-        publisher.on_status = lambda _: self._report_once()
+        publisher.on_status = self._status_changed
         self.publisher = publisher
         os.set_blocking(self.wake, False)
-        self._loop.add_reader(self.wake, self._woken)
+        self._listen_for_commits()
         running = asyncio.create_task(publisher.run(), name="floor publisher")
         reporting = asyncio.create_task(self._report(), name="floor status")
         stop = await self._listen(reader)
@@ -115,6 +115,7 @@ class Worker:
         for task in (running, reporting):
             task.cancel()
         await asyncio.gather(running, reporting, return_exceptions=True)
+        self._ended = True
         self._loop.remove_reader(self.wake)
         self._report_once()
         with contextlib.suppress(OSError, ConnectionError):
@@ -123,15 +124,27 @@ class Worker:
         return 0
 
     def _woken(self) -> None:
+        """A commit (a byte from the station). The pipe is then left unread for the
+        publisher's burst gap: it sends a table's rows at most once a gap anyway, so a
+        burst's commits wake this process once a gap, not once a row (the bytes wait in
+        the pipe; the first after the gap wakes it at once)."""
+        loop = self._loop
         try:
             data = os.read(self.wake, 4096)
         except BlockingIOError:
             return
-        if not data and self._loop is not None:  # the station closed its end
-            self._loop.remove_reader(self.wake)
+        if loop is None:
+            return
+        loop.remove_reader(self.wake)
+        if not data:  # the station closed its end
             return
         if self.publisher is not None:
             self.publisher.committed()
+        loop.call_later(BURST_GAP, self._listen_for_commits)
+
+    def _listen_for_commits(self) -> None:
+        if self._loop is not None and not self._loop.is_closed() and not self._ended:
+            self._loop.add_reader(self.wake, self._woken)
 
     async def _listen(self, reader: asyncio.StreamReader) -> dict[str, Any] | None:
         """The station's messages until `stop` (returned) or the link closes (None)."""
@@ -172,6 +185,13 @@ class Worker:
             self._report_once()
             await asyncio.sleep(REPORT_EVERY)
 
+    def _status_changed(self, status: FloorStatus) -> None:
+        """A new state (publishing, refused, ...) goes to the station at once; a new row
+        count or detail waits for the next report, so a busy table costs the station at
+        most `1 / REPORT_EVERY` messages a second."""
+        if not self._reported or status.state != self._reported[0]:
+            self._report_once()
+
     def _report_once(self) -> None:
         publisher = self.publisher
         if publisher is None:
@@ -198,8 +218,21 @@ def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
         writer.write(data)
 
 
+def _yield_to_station() -> None:
+    """Run on the CPU the station leaves over (SCHED_IDLE), or else at a lower nice.
+
+    When the dealer PC's cores are busy the station's work goes first: a card's verdict
+    waits for no row sent to the floor, and the rows wait in the journal (a floor's
+    delay, never a loss). A nice of 10 still took a core from the station one card in a
+    hundred when cards came back to back (BENCHMARKS: the floor publisher's priority)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(NICE)
+
+
 def main(argv: list[str]) -> int:
-    os.nice(NICE)  # the table's verdicts and broadcasts first; the floor can wait a little
+    _yield_to_station()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     control = socket.socket(fileno=int(argv[1]))
