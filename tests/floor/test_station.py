@@ -17,7 +17,7 @@ import pytest
 
 from station.live.config import StationConfig
 from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
-from station.live.floor.publisher import REFUSED
+from station.live.floor.publisher import BURST_GAP, POLL, REFUSED
 from station.live.journal import read_rows
 from tests.conftest import spawn_run
 from tests.floor.kit import (
@@ -240,4 +240,30 @@ def test_the_publisher_process_killed_is_started_again_and_ends_with_the_station
     assert any("the publisher process ended" in r.getMessage() for r in caplog.records), (
         "the station says its publisher ended"
     )
+    assert_exactly_once(floor, "table-2", config.journal.path)
+
+
+def test_the_publisher_process_yields_to_the_station_and_a_lone_commit_after_a_burst_goes_out(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """The publisher runs only on the CPU the station leaves over (SCHED_IDLE), and it
+    leaves the wake pipe unread for a burst gap after a wake-up: a commit that comes
+    after a burst must still wake it (not wait for the 5 s poll)."""
+    config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
+    with serve(config, tokens) as live:
+        process = live.station.floor
+        assert process is not None and process.pid is not None
+        assert os.sched_getscheduler(process.pid) == os.SCHED_IDLE
+        assert live.post({"type": "shoe"}, "dealer").status_code == 200
+        for card in ("5H", "9C", "KD", "2S", "3D", "4C"):  # a burst: within one gap
+            assert live.post({"type": "card", "card": card}).status_code == 200
+        wait_published(floor, "table-2", live.station.snapshot.seq)
+        for card in ("6H", "7S", "8D"):  # each after a gap of quiet
+            time.sleep(BURST_GAP * 2)
+            before = live.station.snapshot.seq
+            live.post({"type": "card", "card": card})
+            assert live.station.snapshot.seq > before, "the card's row is committed"
+            started = time.monotonic()
+            wait_published(floor, "table-2", live.station.snapshot.seq, timeout=2.0)
+            assert time.monotonic() - started < POLL / 2
     assert_exactly_once(floor, "table-2", config.journal.path)

@@ -30,8 +30,6 @@ from station.live.floor.publisher import BURST_GAP, FloorStatus, Publisher, Tabl
 from station.live.floor.settings import FloorConfig
 from station.live.journal import Pending
 
-#: The publisher's priority where SCHED_IDLE cannot be had (nice): below the station's.
-NICE = 10
 #: Seconds between two looks at the publisher's status (sent when it changed).
 REPORT_EVERY = 0.1
 #: Seconds the process takes at most to end once told to (after the rows' grace).
@@ -218,21 +216,7 @@ def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
         writer.write(data)
 
 
-def _yield_to_station() -> None:
-    """Run on the CPU the station leaves over (SCHED_IDLE), or else at a lower nice.
-
-    When the dealer PC's cores are busy the station's work goes first: a card's verdict
-    waits for no row sent to the floor, and the rows wait in the journal (a floor's
-    delay, never a loss). A nice of 10 still took a core from the station one card in a
-    hundred when cards came back to back (BENCHMARKS: the floor publisher's priority)."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        os.nice(NICE)
-
-
 def main(argv: list[str]) -> int:
-    _yield_to_station()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     control = socket.socket(fileno=int(argv[1]))
