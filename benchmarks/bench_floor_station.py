@@ -3,9 +3,10 @@ figure (the real serial driver, the journal committed, the row at a WebSocket cl
 and without the floor's work, against a real nats-server (JetStream, `sync_interval:
 always`, its store on the disk) on this machine.
 
-The method: one station with its floor on, the cards dealt back to back in blocks, and
-between blocks the floor's work frozen (SIGSTOP of the publisher process, then of the
-broker) or let run again (SIGCONT, broker first). The station, its journal and the
+The method: one station with its floor on, the cards dealt back to back in blocks of 100
+(on, off, off, on, ...: a drift over the run favours neither mode), and between blocks
+the floor's work frozen (SIGSTOP of the publisher process, then of the broker) or let
+run again (SIGCONT, broker first). The station, its journal and the
 minute are the same for both modes, so the machine's other work (this is a shared VM: a
 p99 moves by up to 2x between runs a minute apart, which made the old way, a station
 with and one without `[floor]` started anew for each run, mostly noise) falls on both
@@ -49,7 +50,7 @@ from station.live.floor.messages import stream_config
 #: The target: p99 with the floor on within this factor of the p99 without it.
 TARGET = 1.10
 #: Interleaved: blocks of cards, alternated off/on, and the cards not counted after a switch.
-BLOCK, BLOCKS, SETTLE = 250, 24, 25
+BLOCK, BLOCKS, SETTLE = 100, 60, 15
 #: The same at 10 cards a second (five times a fast dealer).
 SLOW_BLOCK, SLOW_BLOCKS, SLOW_SETTLE = 60, 16, 5
 #: Interleaved runs (each a station of its own) pooled for a figure.
@@ -105,6 +106,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def mode_of(block: int) -> str:
+    """On, off, off, on, on, off, ...: each mode as often early as late in a run (a
+    drift over the run, such as the journal growing, favours neither)."""
+    return "on" if block % 4 in (0, 3) else "off"
+
+
 def interleaved(
     freeze: Callable[[int], list[int]],
     extra: str = "",
@@ -124,12 +131,15 @@ def interleaved(
         def switch(block: int) -> None:
             now = cpu_seconds(station)
             if block:
-                mode = "on" if block % 2 else "off"  # the block that ends
-                run.cpu[mode] += now - last[0]
-                run.cpu_cards[mode] += cards_per_block
+                ended = mode_of(block - 1)
+                run.cpu[ended] += now - last[0]
+                run.cpu_cards[ended] += cards_per_block
             last[0] = now
-            for pid in pids if block % 2 else reversed(pids):
-                os.kill(pid, signal.SIGSTOP if block % 2 else signal.SIGCONT)
+            stop = mode_of(block) == "off"
+            if block and mode_of(block - 1) == mode_of(block):
+                return
+            for pid in pids if stop else reversed(pids):
+                os.kill(pid, signal.SIGSTOP if stop else signal.SIGCONT)
 
         try:
             ms = [
@@ -143,7 +153,7 @@ def interleaved(
                 os.kill(pid, signal.SIGCONT)
         for block in range(blocks):
             counted = ms[block * cards_per_block + settle : (block + 1) * cards_per_block]
-            run.latency["off" if block % 2 else "on"].extend(counted)
+            run.latency[mode_of(block)].extend(counted)
         return run
 
 
