@@ -38,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -574,16 +574,24 @@ def main() -> None:
         tmp = Path(tmp_dir)
         broker_alone(tmp)
         password = secrets.token_hex(8)
-        port = free_port()
-        config = tmp / "nats.conf"
-        config.write_text(render_config(port, tmp / "store", [], password))
-        broker = Broker(config, port, log=tmp / "nats.log")
-        broker.start()
-        try:
-            asyncio.run(_create_stream(broker.url, password))
+        with floor_broker(tmp, password) as broker:
             floor_phases(broker, password, Path(journals), tmp / "floor.db")
-        finally:
-            broker.stop()
+
+
+@contextlib.contextmanager
+def floor_broker(tmp: Path, password: str) -> Iterator[Broker]:
+    """A nats-server of its own, its store in `tmp` (on the disk: as on a floor), with
+    the admin login and the floor's stream; stopped at the end."""
+    port = free_port()
+    config = tmp / "nats.conf"
+    config.write_text(render_config(port, tmp / "store", [], password))
+    broker = Broker(config, port, log=tmp / "nats.log")
+    broker.start()
+    try:
+        asyncio.run(_create_stream(broker.url, password))
+        yield broker
+    finally:
+        broker.stop()
 
 
 async def _create_stream(url: str, password: str) -> None:

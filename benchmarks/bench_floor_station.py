@@ -28,7 +28,6 @@ with the floor's work running and frozen, is in docs/BENCHMARKS.md.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
@@ -41,11 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nats
-
 from benchmarks import bench_latency
-from station.live.floor.broker import ADMIN_USER, Broker, free_port, render_config
-from station.live.floor.messages import stream_config
+from benchmarks.bench_floor import floor_broker
+from station.live.floor.broker import ADMIN_USER, Broker
 
 #: The target: p99 with the floor on within this factor of the p99 without it.
 TARGET = 1.10
@@ -258,29 +255,11 @@ def run(broker: Broker) -> None:
 
 
 def with_broker(body: Callable[[Broker], None]) -> None:
-    """`body` with a broker of its own (admin login, the floor's stream made)."""
+    """`body` with a broker of its own (`bench_floor`'s)."""
     password = secrets.token_hex(8)
     os.environ["BENCH_FLOOR_PASSWORD"] = password
-    with tempfile.TemporaryDirectory() as tmp_dir:
-        tmp = Path(tmp_dir)
-        port = free_port()
-        config = tmp / "nats.conf"
-        config.write_text(render_config(port, tmp / "store", [], password))
-        broker = Broker(config, port, log=tmp / "nats.log")
-        broker.start()
-        try:
-            asyncio.run(_create_stream(broker.url, password))
-            body(broker)
-        finally:
-            broker.stop()
-
-
-async def _create_stream(url: str, password: str) -> None:
-    nc = await nats.connect(url, user=ADMIN_USER, password=password)
-    try:
-        await nc.jetstream().add_stream(stream_config())
-    finally:
-        await nc.close()
+    with tempfile.TemporaryDirectory() as tmp_dir, floor_broker(Path(tmp_dir), password) as broker:
+        body(broker)
 
 
 def main() -> None:
