@@ -22,13 +22,14 @@ station's priority (for information). A control shows why: any other work of the
 CPU share (a process busy 1 ms in 6) moves the back-to-back p99 as much at the station's
 priority, and even a process at SCHED_IDLE (which by definition runs only on CPU
 nothing else wants) moves it: on this VM the p99 of a closed loop of two processes is
-not a measure of CPU taken from the station alone. The station's own CPU time per card,
-with the floor's work running and frozen, is in docs/BENCHMARKS.md.
+not a measure of CPU taken from the station alone. Each line also gives the station's
+own CPU time a card in both modes (from /proc).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import signal
@@ -41,18 +42,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import bench_latency
-from benchmarks.bench_floor import floor_broker
+from benchmarks.bench_floor import cpu_seconds, floor_broker
 from station.live.floor.broker import ADMIN_USER, Broker
 
 #: The target: p99 with the floor on within this factor of the p99 without it.
 TARGET = 1.10
 #: Interleaved: blocks of cards, alternated off/on, and the cards not counted after a switch.
 BLOCK, BLOCKS, SETTLE = 100, 60, 15
-#: The same at 10 cards a second (five times a fast dealer).
+#: The same at one card each SLOW_INTERVAL seconds (10 a second: five times a fast dealer).
 SLOW_BLOCK, SLOW_BLOCKS, SLOW_SETTLE = 60, 16, 5
+SLOW_INTERVAL = 0.1
 #: Interleaved runs (each a station of its own) pooled for a figure.
 RUNS = 3
-SLOW_INTERVAL = 0.1
 
 
 def _ms(values: list[float], q: float) -> float:
@@ -98,11 +99,6 @@ class Run:
     cpu_cards: dict[str, int] = field(default_factory=lambda: {"off": 0, "on": 0})
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def mode_of(block: int) -> str:
     """On, off, off, on, on, off, ...: each mode as often early as late in a run (a
     drift over the run, such as the journal growing, favours neither)."""
@@ -123,15 +119,16 @@ def interleaved(
     with bench_latency.running_station(extra) as rig:
         station = rig.process.pid
         pids = freeze(station)
-        last = [0.0]
+        last = 0.0
 
         def switch(block: int) -> None:
+            nonlocal last
             now = cpu_seconds(station)
             if block:
                 ended = mode_of(block - 1)
-                run.cpu[ended] += now - last[0]
+                run.cpu[ended] += now - last
                 run.cpu_cards[ended] += cards_per_block
-            last[0] = now
+            last = now
             stop = mode_of(block) == "off"
             if block and mode_of(block - 1) == mode_of(block):
                 return
@@ -168,17 +165,15 @@ def the_floor(broker: Broker, interval: float = 0.0) -> Run:
     )
 
 
-def idle(pid: int) -> None:
-    """Every thread of `pid` (Go's later threads inherit it) at SCHED_IDLE."""
+def scheduled(policy: int, pid: int) -> None:
+    """Every thread of `pid` under `policy` (threads it starts later inherit it: Go's)."""
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(ProcessLookupError):
-            os.sched_setscheduler(int(task.name), os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(int(task.name), policy, os.sched_param(0))
 
 
-def normal(pid: int) -> None:
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(ProcessLookupError):
-            os.sched_setscheduler(int(task.name), os.SCHED_OTHER, os.sched_param(0))
+idle = functools.partial(scheduled, os.SCHED_IDLE)
+normal = functools.partial(scheduled, os.SCHED_OTHER)
 
 
 def verdict(off: float, on: float) -> str:

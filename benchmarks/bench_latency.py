@@ -107,10 +107,10 @@ def running_station(extra: str = "") -> Iterator[Rig]:
             client.close()
 
 
-def measure(cards: int = CARDS, interval: float = 0.0, extra: str = "") -> list[float]:
+def measure(cards: int = CARDS, interval: float = 0.0) -> list[float]:
     """Seconds from each frame's last byte to its row arriving over the WebSocket; with an
     `interval`, one card each `interval` seconds (else each as soon as the last arrived)."""
-    with running_station(extra) as rig:
+    with running_station() as rig:
         return play(rig, cards, interval)
 
 

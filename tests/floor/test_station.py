@@ -263,7 +263,6 @@ def test_the_publisher_process_yields_to_the_station_and_a_lone_commit_after_a_b
             before = live.station.snapshot.seq
             live.post({"type": "card", "card": card})
             assert live.station.snapshot.seq > before, "the card's row is committed"
-            started = time.monotonic()
-            wait_published(floor, "table-2", live.station.snapshot.seq, timeout=2.0)
-            assert time.monotonic() - started < POLL / 2
+            # well within the publisher's poll: the commit's own wake-up sent it
+            wait_published(floor, "table-2", live.station.snapshot.seq, timeout=min(2.0, POLL / 2))
     assert_exactly_once(floor, "table-2", config.journal.path)

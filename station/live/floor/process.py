@@ -235,9 +235,9 @@ def yield_to_station(pid: int) -> None:
 
     When the dealer PC's cores are busy the station's work goes first: a card's verdict
     waits for no row sent to the floor, and the rows wait in the journal (a floor's
-    delay, never a loss). A nice of 10 still took a core from the station for one card
-    in a hundred when cards came back to back (BENCHMARKS: the floor publisher's
-    priority)."""
+    delay, never a loss). At the station's priority the publisher moved the station's
+    p99 more when cards came back to back (docs/BENCHMARKS.md, "the station's p99 with
+    its floor, measured in one station")."""
     try:
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
