@@ -95,7 +95,11 @@ async def live(ws: WebSocket) -> None:
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
     revoked.add_done_callback(lambda _: sub.close(1008, "the token was revoked"))
     try:
-        state = {**snapshot.to_dict(), "reader": station.reader_status()}
+        state = {
+            **snapshot.to_dict(),
+            "reader": station.reader_status(),
+            "journal": station.journal_status(),
+        }
         hello = {"type": "hello", "seq": snapshot.seq, "state": state}
         backlog = [orjson.dumps(hello).decode()]
         sent = True

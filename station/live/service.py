@@ -88,6 +88,11 @@ class _Outage:
     refused: dict[str, int] = field(default_factory=dict)  # by source
 
 
+#: What the fan-out sends of a batch: its rows, the snapshot after them, the reader's
+#: status and the journal's (both read when the batch was committed).
+_Published = tuple[list[Row], TableSnapshot, dict[str, Any], dict[str, Any]]
+
+
 @dataclass(slots=True)
 class _Item:
     pending: Pending
@@ -107,12 +112,15 @@ class Broadcast:
     #: uncompressed), identical for every client: one write per client sends the batch.
     frames: bytes
     size: int  # the messages' bytes (UTF-8), what a queue's byte bound counts
+    #: False: a `state` alone, no rows (the journal cannot be written: every listener
+    #: hears it, whatever seq it subscribed at).
+    rows: bool = True
 
     @classmethod
-    def of(cls, seq: int, messages: list[bytes]) -> Broadcast:
+    def of(cls, seq: int, messages: list[bytes], rows: bool = True) -> Broadcast:
         frames = b"".join(map(text_frame, messages))
         texts = tuple(m.decode() for m in messages)
-        return cls(seq, texts, frames, sum(map(len, messages)))
+        return cls(seq, texts, frames, sum(map(len, messages)), rows)
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -166,7 +174,7 @@ class Subscriber:
         self._wake: asyncio.Future[None] | None = None
 
     def put(self, batch: Broadcast) -> None:
-        if self.closed is not None or batch.seq <= self.after:
+        if self.closed is not None or (batch.rows and batch.seq <= self.after):
             return
         # Its handler idle (waiting in `take`, holding nothing): hand the batch to the
         # client at once if that needs no wait, sparing a task switch per client.
@@ -297,10 +305,9 @@ class Station:
         self.protection = ProtectionMonitor(self, NotReady) if config.protection.enabled else None
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
-        #: The writer's one hand-off per committed batch to the fan-out (None: stop).
-        self._broadcasts: asyncio.Queue[tuple[list[Row], TableSnapshot, dict[str, Any]] | None] = (
-            asyncio.Queue()
-        )
+        #: The writer's one hand-off per committed batch to the fan-out (None: stop); a
+        #: batch of no rows: the journal cannot be written (its state says so).
+        self._broadcasts: asyncio.Queue[_Published | None] = asyncio.Queue()
         self._fanout: asyncio.Task[None] | None = None
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
         self._stop_reader = threading.Event()
@@ -375,6 +382,7 @@ class Station:
         if not cfg.floor.enabled or loop is None:
             return
         from station.live.floor.process import FloorProcess
+        from station.live.floor.publisher import TableState
 
         def journal_notice(pending: Pending) -> None:
             with contextlib.suppress(RuntimeError):  # the loop has closed: stopping
@@ -384,7 +392,7 @@ class Station:
             cfg.floor,
             cfg.table.id,
             cfg.journal.path,
-            state=lambda: self.snapshot,
+            state=lambda: TableState.of(self.snapshot, self.unavailable),
             journal_notice=journal_notice,
         )
         self.floor.start()
@@ -496,12 +504,23 @@ class Station:
                 "detail": f"status failed: {exc}",
             }
 
+    def journal_status(self) -> dict[str, Any]:
+        """Whether the journal can be written now; if not, why and since when. While it
+        cannot, every event is refused (the shoe's cards too) and nothing is committed, so
+        no row would tell a dashboard: its state does."""
+        outage = self._outage
+        if self.unavailable is None or outage is None:
+            return {"writable": True}
+        return {"writable": False, "detail": self.unavailable, "since": outage.since}
+
     def published_state(self) -> dict[str, Any]:
-        """The state as the WebSocket and `/api/state` show it: the latest snapshot and the
+        """The state as the WebSocket and `/api/state` show it: the latest snapshot, the
         reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
-        reader field is live after every commit, a reader notice included."""
+        reader field is live after every commit, a reader notice included, and the
+        journal's."""
         state = self.snapshot.to_dict()  # a fresh dict each time: ours to add to
         state["reader"] = self.reader_status()
+        state["journal"] = self.journal_status()
         return state
 
     def subscribe(self) -> Subscriber:
@@ -524,15 +543,15 @@ class Station:
                 for sub in list(self.subscribers):
                     sub.close(1001, "the station is stopping", drop=False)
                 return
-            rows, snapshot, reader = batch
+            rows, snapshot, reader, journal = batch
             try:
                 parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
                 state = snapshot.to_dict()  # a fresh dict: ours to add to
-                state["reader"] = reader
+                state["reader"], state["journal"] = reader, journal
                 parts.append(orjson.dumps({"type": "state", "state": state}))
-                message = Broadcast.of(rows[-1].seq, parts)
+                message = Broadcast.of(snapshot.seq, parts, rows=bool(rows))
             except Exception:  # a bug: no listener may miss these rows unknowingly
-                log.exception("rows %d-%d not broadcast", rows[0].seq, rows[-1].seq)
+                log.exception("rows after %d not broadcast", snapshot.seq - len(rows))
                 for sub in list(self.subscribers):
                     sub.close(1011, "internal error: reconnect with ?after=SEQ", drop=False)
                     self.unsubscribe(sub)
@@ -546,7 +565,8 @@ class Station:
                     sub.close(1011, "internal error: reconnect with ?after=SEQ")
                 if sub.closed is not None:  # e.g. too far behind: its handler closes it
                     self.unsubscribe(sub)
-            self._tell_floor()
+            if rows:
+                self._tell_floor()
 
     def _tell_floor(self) -> None:
         """Wake the floor publisher (it reads the committed rows from the journal itself)
@@ -579,13 +599,18 @@ class Station:
 
     def _journal_down(self, message: str, items: list[_Item]) -> None:
         """The batch was not committed: refuse it (503, never answered ok), say so."""
-        if self.unavailable != message:
+        changed = self.unavailable != message
+        if changed:
             log.error("%s", message)
             if self.on_status is not None:
                 self.on_status(f"table {self.config.table.id}: NOT READY: {message}")
         self.unavailable = message
         if self._outage is None:
             self._outage = _Outage(now_ts(), message)
+        if changed:  # nothing is committed meanwhile: the dashboards hear it from a state
+            self._broadcasts.put_nowait(
+                ([], self.snapshot, self.reader_status(), self.journal_status())
+            )
         self._refuse(items, message)
 
     def _count_refused(self, source: str) -> None:
@@ -739,7 +764,9 @@ class Station:
         # The WebSocket broadcast: one hand-off (with the snapshot just published, so a
         # listener subscribing now gets exactly the batches after its snapshot, and the
         # reader's status read now).
-        self._broadcasts.put_nowait((rows, snapshot, self.reader_status()))
+        # The journal's status is "writable": this batch was just committed (even while
+        # `unavailable` still names the outage it ends).
+        self._broadcasts.put_nowait((rows, snapshot, self.reader_status(), {"writable": True}))
         self.webhooks.queue(owed)
         for _i, what, _fields in signals:
             self._to_shoe(what)

@@ -27,6 +27,19 @@ export function mountBanner(store) {
     if (susp.later_total > susp.later.length) $("banner-later").append(h("li", { text: `and ${susp.later_total - susp.later.length} more (the journal has them all)` }));
   }
 
+  /** The journal cannot be written (disk full, read-only, ...): no row can say so, the
+   * state does (`state.journal`), and every event is refused meanwhile. */
+  function renderJournal({ state }) {
+    const journal = state?.journal;
+    const down = Boolean(journal && journal.writable === false);
+    $("journal-banner").hidden = !down;
+    document.body.classList.toggle("journal-down", down);
+    if (!down) return;
+    $("journal-reason").textContent = journal.detail || "the journal cannot be written";
+    $("journal-since").textContent = journal.since ? `since ${clock(journal.since)}` : "";
+  }
+
+  store.subscribe(["state"], renderJournal);
   store.subscribe(["state", "me", "rules"], render);
   store.subscribe(["rows"], (value) => {
     if (waitingFor != null && value.rows.at(waitingFor)) render(value);

@@ -126,6 +126,25 @@ def test_a_suspended_table_is_highlighted(page: Page, running: RunningFloor) -> 
     expect(page.locator("#summary")).to_contain_text("3 tables · 2 online · 1 suspended")
 
 
+def test_a_table_that_cannot_write_its_journal_is_highlighted(
+    page: Page, running: RunningFloor, floor: FloorBroker
+) -> None:
+    login(page, running, "viewer")
+    two = page.locator(".tcard[data-table='table-2']")
+    expect(two).to_have_class("tcard online-now alerted")
+    words = "the journal cannot be written: disk full; free space on /var/lib/baccarat-station"
+    heartbeat(floor, "table-2", 40, journal=words)
+    expect(two).to_have_class("tcard suspended online-now alerted")
+    expect(two.locator(".state")).to_have_text(f"SUSPENDED: {words}")
+    expect(page.locator("#suspended-title")).to_have_text("2 TABLES SUSPENDED")
+    expect(page.locator("#suspended-list li[data-table='table-2']")).to_have_text(
+        f"table-2: {words}"
+    )
+    heartbeat(floor, "table-2", 40)  # written again
+    expect(two).to_have_class("tcard online-now alerted")
+    expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
+
+
 @pytest.fixture
 def banque_floor(
     tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch

@@ -76,6 +76,14 @@ def test_heartbeat_and_alert_round_trip() -> None:
     assert Heartbeat.decode(beat.encode()) == beat
     with pytest.raises(BadMessage, match="'round'"):
         Heartbeat.decode(beat.encode().replace(b'"round":14', b'"round":"14"'))
+    down = Heartbeat("s", "t", "ts", 9, "h", 8, "publishing", "punto_banco", 2, 14, False, None,
+                     5.0, "the journal cannot be written: disk full")  # fmt: skip
+    assert Heartbeat.decode(down.encode()) == down
+    before = orjson.loads(beat.encode())
+    del before["journal"]  # a station from before the field: its journal is not known down
+    assert Heartbeat.decode(orjson.dumps(before)).journal is None
+    with pytest.raises(BadMessage, match="'journal'"):
+        Heartbeat.decode(orjson.dumps({**before, "journal": 1}))
     alert = Alert("s", "t", "ts", "conflict", "two journals")
     assert Alert.decode(alert.encode()) == alert
 

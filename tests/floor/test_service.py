@@ -5,6 +5,7 @@ goes offline, and the floor's API wants the station's login and roles."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -229,6 +230,34 @@ def test_offline_after_15_s_by_default() -> None:
     assert board.table("t")["online"]
     now[0] += 0.1
     assert not board.table("t")["online"]
+
+
+def test_a_station_that_cannot_write_its_journal_shows_suspended_while_online() -> None:
+    """From its heartbeat, first of all (it refuses every event), and not once offline
+    (the heartbeat is too old to say) or written again."""
+    now = [100.0]
+    board = Board(FloorServiceConfig(), clock=lambda: now[0])
+    words = "the journal cannot be written: disk full; free space on /var/lib/x"
+    beat = Heartbeat(
+        "site-1", "t", "ts", 1, "0" * 64, 1, "publishing", "punto_banco", 1, None, True,
+        "UNREADABLE_CARD", 5.0, words,
+    )  # fmt: skip
+    board.heartbeat(beat)
+    seen = board.table("t")
+    assert seen["suspended"] and seen["journal_down"] == words
+    assert seen["suspension"] == {
+        "code": "JOURNAL_UNWRITABLE",
+        "explanation": words,
+        "since_seq": None,
+        "source": "heartbeat",
+    }
+    board.heartbeat(dataclasses.replace(beat, journal=None))
+    assert board.table("t")["suspension"]["code"] == "UNREADABLE_CARD"
+    assert board.table("t")["journal_down"] is None
+    board.heartbeat(beat)
+    now[0] += 15.0
+    seen = board.table("t")
+    assert not seen["online"] and seen["journal_down"] is None and not seen["suspended"]
 
 
 def test_a_suspension_shows_from_the_rows_and_from_a_heartbeat_ahead(

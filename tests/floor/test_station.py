@@ -8,6 +8,7 @@ import asyncio
 import os
 import random
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbe
 from station.live.floor.publisher import BURST_GAP, POLL, REFUSED
 from station.live.journal import read_rows
 from tests.conftest import spawn_run
+from tests.diskkit import FailingDb, sqlite_error
 from tests.floor.kit import (
     SITE,
     FloorBroker,
@@ -188,6 +190,41 @@ def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_pat
     assert beat.round == snapshot.last_round and not beat.suspended and beat.code is None
     assert beat.hash == read_rows(config.journal.path, last - 1, 1)[0].hash
     assert_exactly_once(floor, "table-2", config.journal.path)
+
+
+def test_a_station_that_cannot_write_its_journal_says_so_in_its_heartbeats(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """No row can tell the floor (none is committed): the heartbeat does, until the
+    journal is written again."""
+    config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
+    fast = config.floor.model_copy(update={"heartbeat_interval": 1.0})
+    config = config.model_copy(update={"floor": fast})
+    with (
+        Listener(floor, heartbeat_subject(SITE, "table-2")) as beats,
+        serve(config, tokens) as live,
+    ):
+        assert live.post({"type": "shoe"}, "dealer").status_code == 200
+        journal = live.station.journal
+        assert journal is not None
+        real = journal._db
+        full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
+
+        def said() -> list[str | None]:
+            return [Heartbeat.decode(b).journal for b in beats.messages]
+
+        wait_for(lambda: said() and said()[-1] is None, what="a heartbeat, journal written")
+        journal._db = FailingDb(real, full)  # type: ignore[assignment]
+        try:
+            assert live.post({"type": "card", "card": "5H"}).status_code == 503
+            wait_for(lambda: (said()[-1] or "").count("disk full"), what="disk full, heard")
+        finally:
+            journal._db = real
+        wait_for(lambda: live.station.unavailable is None, what="written again")
+        heard = len(beats.messages)
+        wait_for(lambda: len(beats.messages) > heard + 1, what="two more heartbeats")
+        assert said()[-1] is None
+        assert Heartbeat.decode(beats.messages[-1]).code == "SCANNER_FAULT"
 
 
 def test_health_says_how_far_the_stream_holds_the_journal_while_rows_keep_coming(

@@ -5,7 +5,6 @@ suspended, nothing answered ok lost."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
 import signal
@@ -13,20 +12,21 @@ import socket
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import pytest
+from websockets.sync.client import connect
 
 from station.cli import main
 from station.core.bounds import CUT, MAX_TEXT
 from station.live.journal import Journal, JournalUnavailable, Row
 from station.live.service import ReaderBridge, Refused
 from tests.conftest import spawn_run
+from tests.diskkit import FailingDb, fill, small_disk, sqlite_error
 from tests.netkit import free_port
 from tests.service.kit import Running, make_config, serve
 
@@ -190,37 +190,6 @@ def test_30000_unreadable_cards_while_suspended_keep_the_state_small(live: Runni
 # -- a journal that cannot be written ------------------------------------------------------
 
 
-class FailingDb:
-    """The journal's connection, whose COMMIT fails with `error` while `failing` (SQLite
-    rolls the transaction back itself, as on a full disk)."""
-
-    def __init__(self, db: sqlite3.Connection, error: sqlite3.Error) -> None:
-        self.db = db
-        self.error = error
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.db.in_transaction
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if sql == "COMMIT":
-            self.db.execute("ROLLBACK")
-            raise self.error
-        return self.db.execute(sql, *args)
-
-    def executemany(self, sql: str, rows: Any) -> Any:
-        return self.db.executemany(sql, rows)
-
-    def close(self) -> None:
-        self.db.close()
-
-
-def sqlite_error(message: str, code: int) -> sqlite3.Error:
-    error = sqlite3.OperationalError(message)
-    error.sqlite_errorcode = code
-    return error
-
-
 def check_outage(live: Running, statuses: list[str], words: str) -> None:
     """While the journal cannot be written: 503 saying why, not ready, alive."""
     r = live.post({"type": "card", "card": "9S"})
@@ -289,6 +258,44 @@ def test_a_journal_that_cannot_be_written_is_waited_out(
     journal._db = real
     check_recovered(live, answered, before)
     assert "ready, journal written again" in statuses[-1]
+
+
+def test_the_dashboards_hear_of_an_outage_from_a_state_with_no_row(live: Running) -> None:
+    """Nothing is committed while the journal cannot be written, so no row can say so: a
+    `state` alone does, to every listener (whatever seq it subscribed at), with why and
+    since when; /api/state says the same; the rows after it say it is written again."""
+    for e in BURN:
+        live.post(e)
+    journal = live.station.journal
+    assert journal is not None
+    assert state(live).json()["journal"] == {"writable": True}
+    with connect(f"{live.ws_url}?token={live.tokens['viewer']}") as ws:
+        hello = orjson.loads(ws.recv(5))
+        assert hello["state"]["journal"] == {"writable": True}
+        real = journal._db
+        full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
+        journal._db = FailingDb(real, full)  # type: ignore[assignment]
+        try:
+            assert live.post({"type": "card", "card": "9S"}).status_code == 503
+            down = orjson.loads(ws.recv(5))  # no row before it
+            assert down["type"] == "state", down
+            status = down["state"]["journal"]
+            assert status["writable"] is False and "disk full" in status["detail"]
+            assert status["since"].endswith("Z") and down["state"]["seq"] == hello["seq"]
+            assert state(live).json()["journal"] == status
+            with connect(f"{live.ws_url}?token={live.tokens['viewer']}") as late:
+                assert orjson.loads(late.recv(5))["state"]["journal"] == status
+            assert live.post({"type": "card", "card": "9S"}).status_code == 503
+            with pytest.raises(TimeoutError):  # the same outage: said once
+                ws.recv(0.5)
+        finally:
+            journal._db = real
+        messages = [orjson.loads(ws.recv(10)) for _ in range(3)]
+    assert [m["type"] for m in messages] == ["row", "row", "state"]  # the gap, the fault
+    assert messages[-1]["state"]["journal"] == {"writable": True}
+    assert messages[-1]["state"]["suspension"]["code"] == "SCANNER_FAULT"
+    wait_for(lambda: live.station.unavailable is None)
+    assert state(live).json()["journal"] == {"writable": True}
 
 
 def test_rows_lost_during_an_outage_stop_the_station(live: Running) -> None:
@@ -370,40 +377,6 @@ def test_a_foreign_file_put_where_the_journal_was_is_not_taken(live: Running) ->
 
 
 # -- a real small disk ---------------------------------------------------------------------
-
-
-@contextmanager
-def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of `size` mounted in `tmp_path` (skips where mounting is not permitted)."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def fill(folder: Path) -> Path:
-    """A file that takes every free byte of `folder`'s disk."""
-    filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        chunk = 1 << 16
-        while chunk:
-            try:
-                os.write(fd, bytes(chunk))
-            except OSError:
-                chunk //= 2
-    finally:
-        os.close(fd)
-    return filler
 
 
 @pytest.mark.slow

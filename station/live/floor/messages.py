@@ -281,6 +281,9 @@ class Heartbeat:
     #: The suspension's code (e.g. "unreadable_card"), None when not suspended.
     code: str | None
     interval: float = HEARTBEAT_INTERVAL
+    #: Why the station's journal cannot be written now (None: it can, or a station from
+    #: before this field): every event is refused there until it can.
+    journal: str | None = None
 
     def encode(self) -> bytes:
         return orjson.dumps(
@@ -298,6 +301,7 @@ class Heartbeat:
                 "suspended": self.suspended,
                 "code": self.code,
                 "interval": self.interval,
+                "journal": self.journal,
             }
         )
 
@@ -308,12 +312,15 @@ class Heartbeat:
         rnd = body.get("round")
         code = body.get("code")
         interval = body.get("interval", HEARTBEAT_INTERVAL)
+        journal = body.get("journal")
         if rnd is not None and (not isinstance(rnd, int) or isinstance(rnd, bool)):
             raise BadMessage(f"{what}: field 'round' must be an integer or null: {rnd!r}")
         if code is not None and not isinstance(code, str):
             raise BadMessage(f"{what}: field 'code' must be a string or null: {code!r}")
         if not isinstance(interval, int | float) or isinstance(interval, bool) or interval <= 0:
             raise BadMessage(f"{what}: field 'interval' must be a positive number: {interval!r}")
+        if journal is not None and not isinstance(journal, str):
+            raise BadMessage(f"{what}: field 'journal' must be a string or null: {journal!r}")
         return cls(
             _field(body, "site", str, what),
             _field(body, "table", str, what),
@@ -328,6 +335,7 @@ class Heartbeat:
             _field(body, "suspended", bool, what),
             code,
             float(interval),
+            journal,
         )
 
 

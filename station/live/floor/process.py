@@ -35,7 +35,6 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.core.snapshot import TableSnapshot
 from station.live.floor.publisher import FloorStatus, TableState
 from station.live.floor.settings import FloorConfig
 from station.live.journal import Pending
@@ -66,7 +65,7 @@ class FloorProcess:
         table: str,
         journal: Path,
         *,
-        state: Callable[[], TableSnapshot],
+        state: Callable[[], TableState],
         journal_notice: Callable[[Pending], None],
     ) -> None:
         self.config, self.table, self.journal = config, table, journal
@@ -192,7 +191,7 @@ class FloorProcess:
             s = message["status"]
             self._status = FloorStatus(str(s["state"]), int(s["published"]), str(s["detail"]))
         elif "ask" in message:
-            self._send("state", TableState.of(self._state()).to_dict())
+            self._send("state", self._state().to_dict())
         elif "notice" in message:
             n = message["notice"]
             self._journal_notice(Pending(n["source"], n["actor"], n["event"], ts=n["ts"]))

@@ -131,19 +131,34 @@ class TableState:
     round: int | None = None
     #: The suspension's code, None when not suspended.
     code: str | None = None
+    #: Why the journal cannot be written now (disk full, ...), None when it can.
+    journal: str | None = None
 
     @classmethod
-    def of(cls, snapshot: TableSnapshot) -> TableState:
+    def of(cls, snapshot: TableSnapshot, journal: str | None = None) -> TableState:
         rnd = snapshot.round["number"] if snapshot.round else snapshot.last_round
         code = snapshot.suspension["code"] if snapshot.suspension else None
-        return cls(str(snapshot.game), snapshot.shoes_started, rnd, code)
+        return cls(str(snapshot.game), snapshot.shoes_started, rnd, code, journal)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"game": self.game, "shoe": self.shoe, "round": self.round, "code": self.code}
+        return {
+            "game": self.game,
+            "shoe": self.shoe,
+            "round": self.round,
+            "code": self.code,
+            "journal": self.journal,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableState:
-        return cls(str(data["game"]), int(data["shoe"]), data["round"], data["code"])
+        journal = data.get("journal")
+        return cls(
+            str(data["game"]),
+            int(data["shoe"]),
+            data["round"],
+            data["code"],
+            None if journal is None else str(journal),
+        )
 
 
 def subject_matches(pattern: str, subject: str) -> bool:
@@ -569,6 +584,7 @@ class Publisher:
             suspended=table.code is not None,
             code=table.code,
             interval=self.config.heartbeat_interval,
+            journal=table.journal,
         )
 
     async def _heartbeats(self) -> None:

@@ -44,6 +44,9 @@ log = logging.getLogger("station.floor")
 
 #: Longest dashboard URL the floor keeps from a heartbeat.
 FIELD_TEXT = 300
+#: The code shown as a table's suspension while its station cannot write its journal (it
+#: refuses every event: the table cannot be dealt at). Not a rules code: no row has it.
+JOURNAL_UNWRITABLE = "JOURNAL_UNWRITABLE"
 #: What a station said on its alert subject, kept per table (the latest).
 STATION_ALERTS_KEPT = 5
 
@@ -353,6 +356,14 @@ class Board:
                 "since_seq": None,
                 "source": "heartbeat",
             }
+        journal = beat.heartbeat.journal if beat is not None and online else None
+        if journal is not None:  # the station refuses every event: the first thing to know
+            suspension = {
+                "code": JOURNAL_UNWRITABLE,
+                "explanation": journal,
+                "since_seq": None,
+                "source": "heartbeat",
+            }
         results = []
         shown = self.config.floor.results_shown
         if snap is not None and shown:
@@ -372,6 +383,9 @@ class Board:
             "expecting": snap.expecting if snap is not None else None,
             "suspended": suspension is not None,
             "suspension": suspension,
+            # Why the station's journal cannot be written now, as its heartbeat says (null:
+            # it can, or the station is offline or too old to say).
+            "journal_down": journal,
             "results": results,
             "archived_seq": view.seq,
             "station_seq": station_seq,

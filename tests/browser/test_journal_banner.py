@@ -1,0 +1,46 @@
+"""A journal that cannot be written, on a real full disk, as the pit sees it: no row can
+say so, so the station's state does, and the dashboard shows it at once; once the disk
+has room again the banner goes and the table is suspended for a supervisor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.pit import login, send, start_round
+from tests.diskkit import fill, small_disk
+from tests.service.kit import make_config, serve
+
+
+def test_a_full_disk_is_shown_until_the_journal_is_written_again(
+    page: Page, tmp_path: Path
+) -> None:
+    with small_disk(tmp_path, "4m") as disk:
+        config, tokens = make_config(tmp_path, allow_rig=True)
+        journal = config.journal.model_copy(update={"path": disk / "journal.db"})
+        with serve(config.model_copy(update={"journal": journal}), tokens) as live:
+            start_round(live)
+            login(page, live, "supervisor")
+            journal_banner = page.locator("#journal-banner")
+            expect(journal_banner).to_be_hidden()
+            filler = fill(disk)
+            pad = "p" * 4000
+            for _ in range(200):  # the WAL has some room left in its last pages
+                r = live.post({"type": "void", "pad": pad}, "supervisor")
+                if r.status_code != 200:
+                    break
+            assert r.status_code == 503, r.text
+            expect(journal_banner).to_be_visible()
+            assert journal_banner.get_attribute("role") == "alert"
+            expect(page.locator("#journal-reason")).to_contain_text("disk full; free space on")
+            expect(page.locator("#journal-since")).to_contain_text("since ")
+            expect(journal_banner).to_contain_text("Stop the deal")
+            expect(page.locator("#banner")).to_be_hidden()  # not a suspension (yet)
+
+            filler.unlink()
+            expect(journal_banner).to_be_hidden()
+            expect(page.locator("#banner")).to_be_visible()
+            expect(page.locator("#banner-detail")).to_contain_text("SCANNER_FAULT")
+            assert send(live, {"type": "resume"})["ok"]
+            expect(page.locator("#banner")).to_be_hidden()

@@ -1,0 +1,80 @@
+"""Disks that fail, for the tests of a journal that cannot be written: a real small one (a
+tmpfs of a given size, and a file that fills it), and a journal connection whose commits
+fail with a given SQLite error (as on a full, read-only or broken disk)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@contextmanager
+def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted in `tmp_path` (skips where mounting is not permitted)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """A file that takes every free byte of `folder`'s disk."""
+    filler = folder / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        chunk = 1 << 16
+        while chunk:
+            try:
+                os.write(fd, bytes(chunk))
+            except OSError:
+                chunk //= 2
+    finally:
+        os.close(fd)
+    return filler
+
+
+class FailingDb:
+    """The journal's connection, whose COMMIT fails with `error` while `failing` (SQLite
+    rolls the transaction back itself, as on a full disk)."""
+
+    def __init__(self, db: sqlite3.Connection, error: sqlite3.Error) -> None:
+        self.db = db
+        self.error = error
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT":
+            self.db.execute("ROLLBACK")
+            raise self.error
+        return self.db.execute(sql, *args)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self.db.executemany(sql, rows)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def sqlite_error(message: str, code: int) -> sqlite3.Error:
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorcode = code
+    return error
