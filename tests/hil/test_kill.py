@@ -175,7 +175,8 @@ def check_state_is_the_replay(path: Path, state: dict[str, Any]) -> None:
         elif cleared:
             since = None
     expected = take(table, state["seq"], "kill-test", since).to_dict()
-    actual = {k: v for k, v in state.items() if k != "reader"}
+    assert state["journal"] == {"writable": True}
+    actual = {k: v for k, v in state.items() if k not in ("reader", "journal")}
     assert actual == json.loads(json.dumps(expected))
 
 
