@@ -214,7 +214,11 @@ def check_role(conn: HTTPConnection, who: Identity | None, needed: str) -> Ident
 def require_ready(conn: HTTPConnection) -> Station:
     station = station_of(conn)
     if not station.ready:
-        detail = station.fatal or "the station is starting (replaying its journal)"
+        detail = (
+            station.fatal
+            or station.unavailable  # waiting for a journal it cannot open yet
+            or "the station is starting (replaying its journal)"
+        )
         raise HTTPException(503, detail, headers={"Retry-After": "1"})
     return station
 

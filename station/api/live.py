@@ -1,10 +1,11 @@
 """`WS /api/live`: every journal row as it is committed, then the state it leads to.
 
 Messages (JSON text): first `{"type": "hello", "seq", "state"}` (every `state` carries
-the reader's status as `state.reader`, as `GET /api/state` does); with `?after=SEQ`, the
-rows committed after SEQ up to now (`{"type": "row", ...}`, so a client that lost its
-connection misses nothing); then, live, each committed batch as its `row` messages
-followed by one `{"type": "state", "state": ...}`.
+the reader's status as `state.reader` and the journal's as `state.journal`, as `GET
+/api/state` does); with `?after=SEQ`, the rows committed after SEQ up to now (`{"type":
+"row", ...}`, so a client that lost its connection misses nothing); then, live, each
+committed batch as its `row` messages followed by one `{"type": "state", "state": ...}`,
+and a `state` alone when the journal cannot be written (no row can say so).
 
 Each client has its own bounded queue, filled by the station's fan-out without waiting
 (`station.live.service.Subscriber`): a client more than `SUBSCRIBER_BACKLOG` messages or

@@ -81,8 +81,20 @@ def run(args: argparse.Namespace) -> int:
     server = start.server(app, api, **uvicorn_options(api.trusted_proxies))
     notifier = Notifier()
     station.on_fatal = lambda message: start.stop(server, notifier, message)
-    station.on_ready = lambda: start.ready(
-        notifier, f"table {config.table.id}: ready, journal at row {station.snapshot.seq}"
+    started: list[bool] = []  # systemd told READY=1 (once: then only the status changes)
+
+    def serving(status: str) -> None:
+        if started:
+            notifier.status(status)
+        else:
+            started.append(True)
+            start.ready(notifier, status)
+
+    # Waiting for a journal it cannot open (disk full, read-only) is started too: the
+    # station serves and says why, and a restart would not help.
+    station.on_waiting = serving
+    station.on_ready = lambda: serving(
+        f"table {config.table.id}: ready, journal at row {station.snapshot.seq}"
     )
     station.on_status = notifier.status  # the journal unavailable (disk full...) and back
     start.serve(server, notifier)

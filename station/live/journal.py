@@ -100,7 +100,8 @@ SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
 _SEP = "\x1f"
 #: How every "cannot be written" message ends: what was refused was never answered ok.
 UNAVAILABLE_TAIL = (
-    "nothing answered was lost; events are refused meanwhile and the table is suspended"
+    "nothing answered was lost; events are refused meanwhile, and a table in play comes back "
+    "suspended"
 )
 #: The size of the write `Journal.probe` tries before the writer commits again.
 PROBE_BYTES = 64 * 1024
@@ -108,6 +109,11 @@ PROBE_BYTES = 64 * 1024
 
 class JournalError(Exception):
     """The journal cannot be opened or continued; the message says what to do."""
+
+
+class JournalUnopenable(JournalError):
+    """The journal cannot be opened now for a reason that may pass (its disk is full or
+    read-only): a station waits it out; a command stops, saying what to do."""
 
 
 class JournalUnavailable(Exception):
@@ -240,6 +246,15 @@ def table_of(settings: Mapping[str, Any]) -> Table:
     )
 
 
+def _read_only(folder: Path) -> bool:
+    """Whether `folder` is on a file system mounted read-only (SQLite then says only
+    "unable to open database file" of a new journal)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class Journal:
     """The journal file. Not thread-safe: the service uses it from one thread at a time."""
 
@@ -256,6 +271,11 @@ class Journal:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
         except (OSError, sqlite3.Error) as exc:
+            with contextlib.suppress(AttributeError, sqlite3.Error):
+                self._db.close()
+            what = self._disk_condition(exc)
+            if what is not None:
+                raise JournalUnopenable(f"the journal cannot be opened: {what}") from exc
             raise JournalError(
                 f"cannot open the journal {self.path}: {exc}; check [journal] "
                 "path and that the directory is writable"
@@ -426,17 +446,23 @@ class Journal:
     def unwritable(self, exc: BaseException) -> str:
         """What a failed write means for the operator: what to do, and that nothing
         answered was lost (a failed commit leaves nothing half-written)."""
+        what = self._disk_condition(exc)
+        if what is None:
+            what = f"{exc}; check the disk holding {self.path.resolve().parent}"
+        return f"the journal cannot be written: {what} — {UNAVAILABLE_TAIL}"
+
+    def _disk_condition(self, exc: BaseException) -> str | None:
+        """What to do if `exc` comes of a disk that is full or read-only (a state that
+        passes once someone acts), in words; None for any other error."""
         folder = self.path.resolve().parent
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
         err = getattr(exc, "errno", None)
         if primary == 13 or err in (errno.ENOSPC, errno.EDQUOT):  # SQLITE_FULL
-            what = f"disk full; free space on {folder}"
-        elif primary == 8 or err == errno.EROFS:  # SQLITE_READONLY
-            what = f"the disk is read-only ({exc}); make {folder} writable again"
-        else:
-            what = f"{exc}; check the disk holding {folder}"
-        return f"the journal cannot be written: {what} — {UNAVAILABLE_TAIL}"
+            return f"disk full; free space on {folder}"
+        if primary == 8 or err == errno.EROFS or _read_only(folder):  # SQLITE_READONLY
+            return f"the disk is read-only; make {folder} writable again"
+        return None
 
     def check_file(self) -> None:
         """`JournalUnavailable` if the journal's file was deleted or replaced under the

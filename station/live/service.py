@@ -39,6 +39,7 @@ from station.live.config import StationConfig
 from station.live.journal import (
     Journal,
     JournalUnavailable,
+    JournalUnopenable,
     OutboxEntry,
     Pending,
     Row,
@@ -103,10 +104,11 @@ class _Item:
 
 @dataclass(frozen=True, slots=True)
 class Broadcast:
-    """One committed batch as every listener gets it: its `row` messages then one `state`,
-    serialized once by the fan-out and shared (not copied) by every subscriber's queue."""
+    """One committed batch as every listener gets it: its `row` messages then one `state`
+    (or a `state` alone: the journal cannot be written), serialized once by the fan-out
+    and shared (not copied) by every subscriber's queue."""
 
-    seq: int  # the batch's last row
+    seq: int  # the batch's last row (a state alone: its snapshot's seq)
     messages: tuple[str, ...]
     #: The same messages as WebSocket text frames (RFC 6455, server to client: unmasked,
     #: uncompressed), identical for every client: one write per client sends the batch.
@@ -174,7 +176,10 @@ class Subscriber:
         self._wake: asyncio.Future[None] | None = None
 
     def put(self, batch: Broadcast) -> None:
-        if self.closed is not None or (batch.rows and batch.seq <= self.after):
+        # Rows it has (its backfill) are not sent again; a state alone is, unless it is of
+        # a snapshot older than its own.
+        stale = batch.seq <= self.after if batch.rows else batch.seq < self.after
+        if self.closed is not None or stale:
             return
         # Its handler idle (waiting in `take`, holding nothing): hand the batch to the
         # client at once if that needs no wait, sparing a task switch per client.
@@ -277,6 +282,9 @@ class Station:
         #: unavailable and when it is written again.
         self.on_status: Callable[[str], object] | None = None
         self.on_ready: Callable[[], None] | None = None  # called on the loop once ready
+        #: Called (with what systemd's status should say) when the station serves but
+        #: waits for a journal it cannot open yet (its disk full or read-only).
+        self.on_waiting: Callable[[str], None] | None = None
         #: In subscription order (a dict: the first to subscribe is served first).
         self.subscribers: dict[Subscriber, None] = {}
         self.suspended_since: int | None = None
@@ -323,7 +331,8 @@ class Station:
         self._loop = asyncio.get_running_loop()
         cfg = self.config
         self.observer.serve(cfg.api.metrics_address)
-        journal = await self._on_disk(Journal, cfg.journal.path)
+        journal = await self._open_journal()
+        waited, self._outage, self.unavailable = self._outage, None, None
         self.journal = journal
         await self._on_disk(journal.start, cfg.table.id, self.table)
         replayed = await self._on_disk(journal.replay_into, self.table)
@@ -356,11 +365,47 @@ class Station:
             # Suspended before the restart: notices still queued then died with the old
             # process, so say it again (the game server treats ids as idempotent).
             self._signal("suspended", restart)
+        if waited is not None:  # after the restart row: the wait before it
+            until = now_ts()
+            self.post(
+                notice(
+                    "station",
+                    "station",
+                    "the journal could not be opened",
+                    since=waited.since,
+                    until=until,
+                    reason=waited.reason,
+                )
+            )
+            log.warning("the journal is open at last (row %d)", journal.last_seq)
         if self.reader is not None:
             self._start_reader(self.reader)
         self.ready = True
         if self.on_ready is not None:
             self.on_ready()
+
+    async def _open_journal(self) -> Journal:
+        """The journal, opened (created if new). A disk it cannot be opened on yet (full,
+        read-only) is waited out as a running station waits out one it cannot write: the
+        station serves, not ready, and says why (`/api/ready`, `/api/health`, systemd's
+        status through `on_waiting`), tries again with backoff, and journals the wait once
+        it can. Meanwhile no event is taken (not ready) and the reader is not started."""
+        delay = RETRY_FIRST
+        while True:
+            try:
+                journal: Journal = await self._on_disk(Journal, self.config.journal.path)
+                return journal
+            except JournalUnopenable as exc:
+                message = str(exc)
+                if self.unavailable != message:
+                    log.error("%s; the station waits for it", message)
+                    if self._outage is None:
+                        self._outage = _Outage(now_ts(), message)
+                    self.unavailable = message
+                    if self.on_waiting is not None:
+                        self.on_waiting(f"table {self.config.table.id}: NOT READY: {message}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
 
     async def _journal_restart(self, event: dict[str, Any]) -> Row | None:
         """Journal `restart`; None if the journal cannot be written already (the station
@@ -551,7 +596,10 @@ class Station:
                 parts.append(orjson.dumps({"type": "state", "state": state}))
                 message = Broadcast.of(snapshot.seq, parts, rows=bool(rows))
             except Exception:  # a bug: no listener may miss these rows unknowingly
-                log.exception("rows after %d not broadcast", snapshot.seq - len(rows))
+                first = snapshot.seq - len(rows) + 1
+                log.exception(
+                    "rows %d-%d (a state alone if none) not broadcast", first, snapshot.seq
+                )
                 for sub in list(self.subscribers):
                     sub.close(1011, "internal error: reconnect with ?after=SEQ", drop=False)
                     self.unsubscribe(sub)
@@ -683,7 +731,8 @@ class Station:
         fault = Pending("station", "station", {"type": "fault", "detail": detail}, _DECIDE)
         await self._write([_Item(gap), _Item(fault)])
         log.warning(
-            "the journal is written again (row %d); the table is suspended", journal.last_seq
+            "the journal is written again (row %d); a table in play is suspended",
+            journal.last_seq,
         )
         self.unavailable = self._outage = None
         if self.on_status is not None:

@@ -112,10 +112,11 @@ export function mountActions(store, { onUnauthorized }) {
   }
 
   function render({ state, me, rules }) {
+    const journalDown = state?.journal?.writable === false; // every event refused: say so, not 503s
     for (const b of buttons) {
       const type = b.dataset.event;
       b.hidden = !may(me, rules, type);
-      b.disabled = !accepts(state, type) || (b.hasAttribute("data-with-card") && !pickedCard())
+      b.disabled = journalDown || !accepts(state, type) || (b.hasAttribute("data-with-card") && !pickedCard())
         || (b.hasAttribute("data-with-decision") && !chosenDecision(state));
     }
     // The dealer's Card / No card pair: only while an option waits for its decision.

@@ -21,7 +21,10 @@ export function mountBanner(store) {
     const when = row ? ` at ${clock(row.ts)}` : "";
     const card = susp.card ? ` · card: ${label(susp.card)}`
       : susp.code === "UNREADABLE_CARD" ? ` · card: unreadable${may(me, rules, "resume") ? " (enter it below as read by eye)" : ""}` : "";
-    $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}`;
+    // A fault's own words (the journal's outage, a reader's message): what happened, where
+    // the code's explanation can only say what such faults usually are.
+    const said = row?.event?.type === "fault" && row.event.detail ? ` · ${row.event.detail}` : "";
+    $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}${said}`;
     fill($("banner-later"), susp.later.map((l) =>
       h("li", { text: `then ${l.code}${l.card ? ` (${label(l.card)})` : ""}: ${errors[l.code] || ""}` })));
     if (susp.later_total > susp.later.length) $("banner-later").append(h("li", { text: `and ${susp.later_total - susp.later.length} more (the journal has them all)` }));
@@ -33,9 +36,10 @@ export function mountBanner(store) {
     const journal = state?.journal;
     const down = Boolean(journal && journal.writable === false);
     $("journal-banner").hidden = !down;
-    document.body.classList.toggle("journal-down", down);
     if (!down) return;
-    $("journal-reason").textContent = journal.detail || "the journal cannot be written";
+    // The station's words, less the heading's (and the refusal's tail, said below).
+    const words = (journal.detail || "").replace(/^the journal cannot be (written|opened): /, "").split(" — ")[0];
+    $("journal-reason").textContent = words || "the journal cannot be written";
     $("journal-since").textContent = journal.since ? `since ${clock(journal.since)}` : "";
   }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.pit import login, send, start_round
+from tests.browser.pit import action, login, send, start_round
 from tests.diskkit import fill, small_disk
 from tests.service.kit import make_config, serve
 
@@ -24,6 +24,8 @@ def test_a_full_disk_is_shown_until_the_journal_is_written_again(
             login(page, live, "supervisor")
             journal_banner = page.locator("#journal-banner")
             expect(journal_banner).to_be_hidden()
+            void = action(page, "void")
+            expect(void).to_be_enabled()
             filler = fill(disk)
             pad = "p" * 4000
             for _ in range(200):  # the WAL has some room left in its last pages
@@ -38,9 +40,16 @@ def test_a_full_disk_is_shown_until_the_journal_is_written_again(
             expect(journal_banner).to_contain_text("Stop the deal")
             expect(page.locator("#banner")).to_be_hidden()  # not a suspension (yet)
 
-            filler.unlink()
-            expect(journal_banner).to_be_hidden()
+            expect(page.locator("#journal-reason")).not_to_contain_text("cannot be written")
+            expect(page.locator("#journal-reason")).not_to_contain_text(" — ")
+            expect(void).to_be_disabled()  # every event would be refused
+
+            filler.unlink()  # the writer tries again within 5 s (its backoff), then replays
+            expect(journal_banner).to_be_hidden(timeout=20_000)
             expect(page.locator("#banner")).to_be_visible()
             expect(page.locator("#banner-detail")).to_contain_text("SCANNER_FAULT")
+            expect(page.locator("#banner-detail")).to_contain_text(
+                "the journal could not be written from"
+            )
             assert send(live, {"type": "resume"})["ok"]
             expect(page.locator("#banner")).to_be_hidden()

@@ -251,6 +251,10 @@ def test_a_station_that_cannot_write_its_journal_shows_suspended_while_online() 
         "since_seq": None,
         "source": "heartbeat",
     }
+    board.heartbeat(dataclasses.replace(beat, journal="x" * 10_000))
+    assert len(board.table("t")["journal_down"]) == 1000  # a station's words, bounded
+    board.heartbeat(dataclasses.replace(beat, journal=""))
+    assert board.table("t")["journal_down"] is None
     board.heartbeat(dataclasses.replace(beat, journal=None))
     assert board.table("t")["suspension"]["code"] == "UNREADABLE_CARD"
     assert board.table("t")["journal_down"] is None

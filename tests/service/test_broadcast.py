@@ -69,6 +69,22 @@ def test_a_queue_skips_what_its_backfill_has_and_a_stop_delivers_the_rest() -> N
     assert asyncio.run(run()) == [[_batch(6, size=1)], []]
 
 
+def test_a_state_alone_reaches_a_listener_at_its_seq_but_not_one_ahead_of_it() -> None:
+    """A state with no row (the journal cannot be written) is of the snapshot at its seq:
+    a listener that subscribed at that seq has not seen it (its hello came before), one
+    that subscribed later has a newer state already."""
+
+    async def run() -> list[Broadcast]:
+        alone = Broadcast.of(5, [b'{"type":"state"}'], rows=False)
+        at, ahead = Subscriber(after=5), Subscriber(after=6)
+        for sub in (at, ahead):
+            sub.put(alone)
+            sub.close(1001, "stopping", drop=False)
+        return [*(await at.take()), *(await ahead.take())]
+
+    assert asyncio.run(run()) == [Broadcast.of(5, [b'{"type":"state"}'], rows=False)]
+
+
 @pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 70000])
 def test_a_broadcast_is_framed_as_websockets_reads_it(size: int) -> None:
     """The shared frames parse, with websockets' own reader, as the text messages."""

@@ -23,7 +23,13 @@ from websockets.sync.client import connect
 
 from station.cli import main
 from station.core.bounds import CUT, MAX_TEXT
-from station.live.journal import Journal, JournalUnavailable, Row
+from station.live.journal import (
+    Journal,
+    JournalError,
+    JournalUnavailable,
+    JournalUnopenable,
+    Row,
+)
 from station.live.service import ReaderBridge, Refused
 from tests.conftest import spawn_run
 from tests.diskkit import FailingDb, fill, small_disk, sqlite_error
@@ -461,3 +467,85 @@ def test_station_run_on_a_full_disk_stays_up_and_tells_systemd(tmp_path: Path) -
             notify.close()
         assert proc.returncode in (0, -signal.SIGTERM)
         assert main(["journal", "verify", "--config", str(config)]) == 0
+
+
+def notified(notify: socket.socket, words: str) -> str:
+    """The first sd_notify message from now that contains `words` (others skipped)."""
+    while True:
+        message = notify.recv(4096).decode()
+        if words in message:
+            return message
+
+
+@pytest.mark.slow
+def test_station_run_on_a_full_disk_waits_for_a_new_journal(tmp_path: Path) -> None:
+    """A journal that cannot even be created (new, on a full disk) is waited out, not a
+    failed start that systemd would retry five times and give up on: the station serves,
+    tells systemd it is up but not ready and why, and starts once the disk has room."""
+    with small_disk(tmp_path, "4m") as disk:
+        filler = fill(disk)
+        port = free_port()
+        config = tmp_path / "station.toml"
+        config.write_text(
+            f'[journal]\npath = "{disk / "j.db"}"\n'
+            f'[api]\nbind = "127.0.0.1:{port}"\ndemo_tokens = true\n'
+        )
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(30)
+        proc = spawn_run(
+            config,
+            log_level="error",
+            stderr=subprocess.DEVNULL,
+            env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            assert proc.stdout is not None
+            tokens: dict[str, str] = {}
+            for line in proc.stdout:
+                parts = line.split()
+                if len(parts) == 2 and parts[0] in ("dealer", "supervisor"):
+                    tokens[parts[0]] = parts[1]
+                if len(tokens) == 2:
+                    break
+            waiting = notify.recv(4096).decode()
+            assert "READY=1" in waiting, waiting
+            assert "NOT READY: the journal cannot be opened: disk full; free space on" in waiting
+            auth = {"Authorization": f"Bearer {tokens['supervisor']}"}
+            ready = httpx.get(f"{url}/api/ready").json()
+            assert "cannot be opened: disk full" in ready["checks"]["journal"]["detail"]
+            health = httpx.get(f"{url}/api/health")
+            assert health.status_code == 200 and health.json()["status"] == "degraded"
+            r = httpx.post(f"{url}/api/events", json={"type": "shoe"}, headers=auth)
+            assert r.status_code == 503 and "disk full" in r.json()["detail"]
+            state = httpx.get(f"{url}/api/state", headers=auth)
+            assert state.status_code == 503 and "disk full" in state.json()["detail"]
+            time.sleep(1.0)  # a few tries more: still waiting, still up
+            assert proc.poll() is None
+            filler.unlink()
+            assert "ready, journal at row" in notified(notify, "STATUS=")
+            assert httpx.post(f"{url}/api/events", json={"type": "shoe"}, headers=auth).json()["ok"]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+            notify.close()
+        assert proc.returncode in (0, -signal.SIGTERM)
+        rows = journal_rows(disk / "j.db")
+        [waited] = [r for r in rows if r.event.get("message") == "the journal could not be opened"]
+        assert "disk full" in waited.event["reason"]
+        assert waited.event["since"] < waited.event["until"]
+        assert [r.event["type"] for r in rows if r.kind == "event"] == ["restart", "shoe"]
+        assert main(["journal", "verify", "--config", str(config)]) == 0
+
+
+def test_a_command_on_a_journal_it_cannot_open_says_what_to_do(tmp_path: Path) -> None:
+    """The same condition stops a command (it has no one to wait for), in words."""
+    with small_disk(tmp_path, "1m") as disk:
+        fill(disk)
+        with pytest.raises(JournalError, match="cannot be opened: disk full; free space on"):
+            Journal(disk / "j.db")
+        (disk / "j.db").unlink(missing_ok=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        with pytest.raises(JournalUnopenable, match="the disk is read-only"):
+            Journal(disk / "j.db")

@@ -44,6 +44,9 @@ log = logging.getLogger("station.floor")
 
 #: Longest dashboard URL the floor keeps from a heartbeat.
 FIELD_TEXT = 300
+#: Longest words of a journal that cannot be written it keeps (a station's are a few
+#: hundred characters: a deleted journal's gives the command that restores it).
+JOURNAL_TEXT = 1000
 #: The code shown as a table's suspension while its station cannot write its journal (it
 #: refuses every event: the table cannot be dealt at). Not a rules code: no row has it.
 JOURNAL_UNWRITABLE = "JOURNAL_UNWRITABLE"
@@ -190,8 +193,8 @@ def _ok(verdict: str | None) -> bool:
     return verdict is not None and bool(orjson.loads(verdict).get("ok"))
 
 
-def _short(value: object) -> str | None:
-    return value[:FIELD_TEXT] if isinstance(value, str) and value else None
+def _short(value: object, longest: int = FIELD_TEXT) -> str | None:
+    return value[:longest] if isinstance(value, str) and value else None
 
 
 def _game(snap: TableSnapshot | None, settings: Mapping[str, Any]) -> str | None:
@@ -356,7 +359,7 @@ class Board:
                 "since_seq": None,
                 "source": "heartbeat",
             }
-        journal = beat.heartbeat.journal if beat is not None and online else None
+        journal = _short(beat.heartbeat.journal, JOURNAL_TEXT) if beat and online else None
         if journal is not None:  # the station refuses every event: the first thing to know
             suspension = {
                 "code": JOURNAL_UNWRITABLE,
