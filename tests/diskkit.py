@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 
@@ -78,3 +79,20 @@ def sqlite_error(message: str, code: int) -> sqlite3.Error:
     error = sqlite3.OperationalError(message)
     error.sqlite_errorcode = code
     return error
+
+
+def padded_void() -> dict[str, Any]:
+    """A `void` carrying 4 KB of padding: a few of them fill what a full disk's journal
+    still has room for."""
+    return {"type": "void", "pad": "p" * 4000}
+
+
+def until_refused(post: Callable[[], httpx.Response], tries: int = 200) -> httpx.Response:
+    """`post` until the station refuses it (the WAL has some room left in its last pages
+    after the disk is full); the last answer."""
+    answer = post()
+    for _ in range(tries):
+        if answer.status_code != 200:
+            break
+        answer = post()
+    return answer

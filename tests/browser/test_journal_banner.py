@@ -9,7 +9,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.browser.pit import action, login, send, start_round
-from tests.diskkit import fill, small_disk
+from tests.diskkit import fill, padded_void, small_disk, until_refused
 from tests.service.kit import make_config, serve
 
 
@@ -27,11 +27,7 @@ def test_a_full_disk_is_shown_until_the_journal_is_written_again(
             void = action(page, "void")
             expect(void).to_be_enabled()
             filler = fill(disk)
-            pad = "p" * 4000
-            for _ in range(200):  # the WAL has some room left in its last pages
-                r = live.post({"type": "void", "pad": pad}, "supervisor")
-                if r.status_code != 200:
-                    break
+            r = until_refused(lambda: live.post(padded_void(), "supervisor"))
             assert r.status_code == 503, r.text
             expect(journal_banner).to_be_visible()
             assert journal_banner.get_attribute("role") == "alert"

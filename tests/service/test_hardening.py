@@ -12,7 +12,9 @@ import socket
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from station.live.journal import (
 )
 from station.live.service import ReaderBridge, Refused
 from tests.conftest import spawn_run
-from tests.diskkit import FailingDb, fill, small_disk, sqlite_error
+from tests.diskkit import FailingDb, fill, padded_void, small_disk, sqlite_error, until_refused
 from tests.netkit import free_port
 from tests.service.kit import Running, make_config, serve
 
@@ -398,16 +400,67 @@ def test_a_real_full_disk_is_waited_out(tmp_path: Path) -> None:
             answered = [live.post(e).json() for e in BURN]
             before = state(live).json()
             filler = fill(disk)
-            pad = "p" * 4000
-            for _ in range(200):  # the WAL has some room left in its last pages
-                r = live.post({"type": "void", "pad": pad}, "supervisor")
-                if r.status_code != 200:
-                    break
-                answered.append(r.json())
+
+            def void() -> httpx.Response:
+                r = live.post(padded_void(), "supervisor")
+                if r.status_code == 200:
+                    answered.append(r.json())
+                return r
+
+            r = until_refused(void)
             assert r.status_code == 503, r.text
             check_outage(live, statuses, "disk full; free space on")
             filler.unlink()
             check_recovered(live, answered, before)
+
+
+@dataclass
+class OnDisk:
+    """`station run` with its journal on a small disk, demo tokens, systemd's notify
+    socket: what the tests of a full disk talk to."""
+
+    proc: subprocess.Popen[str]
+    notify: socket.socket
+    url: str
+    config: Path
+    auth: dict[str, str]  # the supervisor's
+
+
+@contextmanager
+def run_on(disk: Path, tmp_path: Path) -> Iterator[OnDisk]:
+    """`station run` with its journal `disk/j.db`; stopped (SIGTERM) at the end, and
+    checked to have stopped cleanly."""
+    port = free_port()
+    config = tmp_path / "station.toml"
+    config.write_text(
+        f'[journal]\npath = "{disk / "j.db"}"\n'
+        f'[api]\nbind = "127.0.0.1:{port}"\ndemo_tokens = true\n'
+    )
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
+    proc = spawn_run(
+        config,
+        log_level="error",
+        stderr=subprocess.DEVNULL,
+        env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
+    )
+    try:
+        assert proc.stdout is not None
+        tokens: dict[str, str] = {}
+        for line in proc.stdout:
+            parts = line.split()
+            if len(parts) == 2 and parts[0] in ("dealer", "supervisor"):
+                tokens[parts[0]] = parts[1]
+            if len(tokens) == 2:
+                break
+        auth = {"Authorization": f"Bearer {tokens['supervisor']}"}
+        yield OnDisk(proc, notify, f"http://127.0.0.1:{port}", config, auth)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        notify.close()
+    assert proc.returncode in (0, -signal.SIGTERM)
 
 
 @pytest.mark.slow
@@ -415,58 +468,26 @@ def test_station_run_on_a_full_disk_stays_up_and_tells_systemd(tmp_path: Path) -
     """The process: a hostile POST and a full disk do not stop it; systemd's status line
     says why it is not ready, and then that it is written again."""
     with small_disk(tmp_path, "4m") as disk:
-        port = free_port()
-        config = tmp_path / "station.toml"
-        config.write_text(
-            f'[journal]\npath = "{disk / "j.db"}"\n'
-            f'[api]\nbind = "127.0.0.1:{port}"\ndemo_tokens = true\n'
-        )
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(str(tmp_path / "notify"))
-        notify.settimeout(30)
-        proc = spawn_run(
-            config,
-            log_level="error",
-            stderr=subprocess.DEVNULL,
-            env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
-        )
-        try:
-            assert proc.stdout is not None
-            tokens: dict[str, str] = {}
-            for line in proc.stdout:
-                parts = line.split()
-                if len(parts) == 2 and parts[0] in ("dealer", "supervisor"):
-                    tokens[parts[0]] = parts[1]
-                if len(tokens) == 2:
-                    break
-            assert "READY=1" in notify.recv(4096).decode()
-            url = f"http://127.0.0.1:{port}/api/events"
-            auth = {"Authorization": f"Bearer {tokens['supervisor']}"}
+        with run_on(disk, tmp_path) as run:
+            assert "READY=1" in run.notify.recv(4096).decode()
+            url, auth = f"{run.url}/api/events", run.auth
             body = nested_body("close_bets", "x", 254)
             assert len(body) < 600
             json_type = {**auth, "Content-Type": "application/json"}
             hostile = httpx.post(url, content=body, headers=json_type)
-            assert hostile.status_code == 422 and proc.poll() is None
+            assert hostile.status_code == 422 and run.proc.poll() is None
             assert httpx.post(url, json={"type": "shoe"}, headers=auth).json()["ok"]
             filler = fill(disk)
-            for _ in range(200):
-                r = httpx.post(url, json={"type": "void", "pad": "p" * 4000}, headers=auth)
-                if r.status_code != 200:
-                    break
+            r = until_refused(lambda: httpx.post(url, json=padded_void(), headers=auth))
             assert r.status_code == 503 and "disk full" in r.json()["detail"]
-            status = notify.recv(4096).decode()
+            status = run.notify.recv(4096).decode()
             assert status.startswith("STATUS=table table-1: NOT READY: the journal cannot be")
-            assert httpx.get(f"http://127.0.0.1:{port}/api/ready").status_code == 503
+            assert httpx.get(f"{run.url}/api/ready").status_code == 503
             filler.unlink()
-            assert "ready, journal written again" in notify.recv(4096).decode()
+            assert "ready, journal written again" in run.notify.recv(4096).decode()
             assert httpx.post(url, json={"type": "resume"}, headers=auth).json()["ok"]
-            assert proc.poll() is None
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-            notify.close()
-        assert proc.returncode in (0, -signal.SIGTERM)
-        assert main(["journal", "verify", "--config", str(config)]) == 0
+            assert run.proc.poll() is None
+        assert main(["journal", "verify", "--config", str(run.config)]) == 0
 
 
 def notified(notify: socket.socket, words: str) -> str:
@@ -484,35 +505,11 @@ def test_station_run_on_a_full_disk_waits_for_a_new_journal(tmp_path: Path) -> N
     tells systemd it is up but not ready and why, and starts once the disk has room."""
     with small_disk(tmp_path, "4m") as disk:
         filler = fill(disk)
-        port = free_port()
-        config = tmp_path / "station.toml"
-        config.write_text(
-            f'[journal]\npath = "{disk / "j.db"}"\n'
-            f'[api]\nbind = "127.0.0.1:{port}"\ndemo_tokens = true\n'
-        )
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(str(tmp_path / "notify"))
-        notify.settimeout(30)
-        proc = spawn_run(
-            config,
-            log_level="error",
-            stderr=subprocess.DEVNULL,
-            env={"NOTIFY_SOCKET": str(tmp_path / "notify")},
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            assert proc.stdout is not None
-            tokens: dict[str, str] = {}
-            for line in proc.stdout:
-                parts = line.split()
-                if len(parts) == 2 and parts[0] in ("dealer", "supervisor"):
-                    tokens[parts[0]] = parts[1]
-                if len(tokens) == 2:
-                    break
-            waiting = notify.recv(4096).decode()
+        with run_on(disk, tmp_path) as run:
+            url, auth = run.url, run.auth
+            waiting = run.notify.recv(4096).decode()
             assert "READY=1" in waiting, waiting
             assert "NOT READY: the journal cannot be opened: disk full; free space on" in waiting
-            auth = {"Authorization": f"Bearer {tokens['supervisor']}"}
             ready = httpx.get(f"{url}/api/ready").json()
             assert "cannot be opened: disk full" in ready["checks"]["journal"]["detail"]
             health = httpx.get(f"{url}/api/health")
@@ -522,21 +519,16 @@ def test_station_run_on_a_full_disk_waits_for_a_new_journal(tmp_path: Path) -> N
             state = httpx.get(f"{url}/api/state", headers=auth)
             assert state.status_code == 503 and "disk full" in state.json()["detail"]
             time.sleep(1.0)  # a few tries more: still waiting, still up
-            assert proc.poll() is None
+            assert run.proc.poll() is None
             filler.unlink()
-            assert "ready, journal at row" in notified(notify, "STATUS=")
+            assert "ready, journal at row" in notified(run.notify, "STATUS=")
             assert httpx.post(f"{url}/api/events", json={"type": "shoe"}, headers=auth).json()["ok"]
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-            notify.close()
-        assert proc.returncode in (0, -signal.SIGTERM)
         rows = journal_rows(disk / "j.db")
         [waited] = [r for r in rows if r.event.get("message") == "the journal could not be opened"]
         assert "disk full" in waited.event["reason"]
         assert waited.event["since"] < waited.event["until"]
         assert [r.event["type"] for r in rows if r.kind == "event"] == ["restart", "shoe"]
-        assert main(["journal", "verify", "--config", str(config)]) == 0
+        assert main(["journal", "verify", "--config", str(run.config)]) == 0
 
 
 def test_a_command_on_a_journal_it_cannot_open_says_what_to_do(tmp_path: Path) -> None:
