@@ -42,7 +42,7 @@ from station.api.auth import (
 )
 from station.api.server import FRAMES
 from station.live.journal import read_rows
-from station.live.service import TOO_FAR_BEHIND
+from station.live.service import TOO_FAR_BEHIND, published
 
 router = APIRouter()
 log = logging.getLogger("station.api")
@@ -96,11 +96,7 @@ async def live(ws: WebSocket) -> None:
     revoked = asyncio.create_task(_until_revoked(ws, presented_token(ws)))
     revoked.add_done_callback(lambda _: sub.close(1008, "the token was revoked"))
     try:
-        state = {
-            **snapshot.to_dict(),
-            "reader": station.reader_status(),
-            "journal": station.journal_status(),
-        }
+        state = published(snapshot, station.reader_status(), station.journal_status())
         hello = {"type": "hello", "seq": snapshot.seq, "state": state}
         backlog = [orjson.dumps(hello).decode()]
         sent = True

@@ -94,6 +94,16 @@ class _Outage:
 _Published = tuple[list[Row], TableSnapshot, dict[str, Any], dict[str, Any]]
 
 
+def published(
+    snapshot: TableSnapshot, reader: dict[str, Any], journal: dict[str, Any]
+) -> dict[str, Any]:
+    """A `state` as `/api/state` and the WebSocket show it: the snapshot, with the reader's
+    status and the journal's."""
+    state = snapshot.to_dict()  # a fresh dict each time: ours to add to
+    state["reader"], state["journal"] = reader, journal
+    return state
+
+
 @dataclass(slots=True)
 class _Item:
     pending: Pending
@@ -563,10 +573,7 @@ class Station:
         reader's status now (a cheap dict from the driver, no I/O), so the dashboard's
         reader field is live after every commit, a reader notice included, and the
         journal's."""
-        state = self.snapshot.to_dict()  # a fresh dict each time: ours to add to
-        state["reader"] = self.reader_status()
-        state["journal"] = self.journal_status()
-        return state
+        return published(self.snapshot, self.reader_status(), self.journal_status())
 
     def subscribe(self) -> Subscriber:
         """A listener for every batch committed after the current snapshot (`sub.after`
@@ -591,8 +598,7 @@ class Station:
             rows, snapshot, reader, journal = batch
             try:
                 parts = [orjson.dumps({"type": "row", **row.to_api()}) for row in rows]
-                state = snapshot.to_dict()  # a fresh dict: ours to add to
-                state["reader"], state["journal"] = reader, journal
+                state = published(snapshot, reader, journal)
                 parts.append(orjson.dumps({"type": "state", "state": state}))
                 message = Broadcast.of(snapshot.seq, parts, rows=bool(rows))
             except Exception:  # a bug: no listener may miss these rows unknowingly
