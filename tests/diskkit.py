@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from station.live.journal import Journal
+
 
 @contextmanager
 def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
@@ -51,8 +53,8 @@ def fill(folder: Path) -> Path:
 
 
 class FailingDb:
-    """The journal's connection, whose COMMIT fails with `error` while `failing` (SQLite
-    rolls the transaction back itself, as on a full disk)."""
+    """The journal's connection, whose COMMIT fails with `error` (SQLite rolls the
+    transaction back itself, as on a full disk)."""
 
     def __init__(self, db: sqlite3.Connection, error: sqlite3.Error) -> None:
         self.db = db
@@ -79,6 +81,24 @@ def sqlite_error(message: str, code: int) -> sqlite3.Error:
     error = sqlite3.OperationalError(message)
     error.sqlite_errorcode = code
     return error
+
+
+def disk_full() -> sqlite3.Error:
+    """What SQLite raises of a commit on a full disk."""
+    return sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
+
+
+@contextmanager
+def failing_commits(journal: Journal | None, error: sqlite3.Error) -> Iterator[None]:
+    """Every commit of `journal` (a running station's) fails with `error` inside the
+    block; its own connection is back afterwards, whatever the block did."""
+    assert journal is not None
+    real = journal._db
+    journal._db = FailingDb(real, error)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        journal._db = real
 
 
 def padded_void() -> dict[str, Any]:

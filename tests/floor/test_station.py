@@ -8,7 +8,6 @@ import asyncio
 import os
 import random
 import signal
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbe
 from station.live.floor.publisher import BURST_GAP, POLL, REFUSED
 from station.live.journal import read_rows
 from tests.conftest import spawn_run
-from tests.diskkit import FailingDb, sqlite_error
+from tests.diskkit import disk_full, failing_commits
 from tests.floor.kit import (
     SITE,
     FloorBroker,
@@ -205,21 +204,14 @@ def test_a_station_that_cannot_write_its_journal_says_so_in_its_heartbeats(
         serve(config, tokens) as live,
     ):
         assert live.post({"type": "shoe"}, "dealer").status_code == 200
-        journal = live.station.journal
-        assert journal is not None
-        real = journal._db
-        full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
 
         def said() -> list[str | None]:
             return [Heartbeat.decode(b).journal for b in beats.messages]
 
-        wait_for(lambda: said() and said()[-1] is None, what="a heartbeat, journal written")
-        journal._db = FailingDb(real, full)  # type: ignore[assignment]
-        try:
+        wait_for(lambda: said()[-1:] == [None], what="a heartbeat, journal written")
+        with failing_commits(live.station.journal, disk_full()):
             assert live.post({"type": "card", "card": "5H"}).status_code == 503
-            wait_for(lambda: (said()[-1] or "").count("disk full"), what="disk full, heard")
-        finally:
-            journal._db = real
+            wait_for(lambda: "disk full" in (said()[-1] or ""), what="disk full, heard")
         wait_for(lambda: live.station.unavailable is None, what="written again")
         heard = len(beats.messages)
         wait_for(lambda: len(beats.messages) > heard + 1, what="two more heartbeats")

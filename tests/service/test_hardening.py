@@ -34,7 +34,15 @@ from station.live.journal import (
 )
 from station.live.service import ReaderBridge, Refused
 from tests.conftest import spawn_run
-from tests.diskkit import FailingDb, fill, padded_void, small_disk, sqlite_error, until_refused
+from tests.diskkit import (
+    disk_full,
+    failing_commits,
+    fill,
+    padded_void,
+    small_disk,
+    sqlite_error,
+    until_refused,
+)
 from tests.netkit import free_port
 from tests.service.kit import Running, make_config, serve
 
@@ -239,7 +247,7 @@ def check_recovered(live: Running, answered: list[dict[str, Any]], before: dict[
 @pytest.mark.parametrize(
     ("error", "words"),
     [
-        (sqlite_error("database or disk is full", sqlite3.SQLITE_FULL), "disk full; free space on"),
+        (disk_full(), "disk full; free space on"),
         (sqlite_error("attempt to write a readonly database", 8), "the disk is read-only"),
         (sqlite_error("disk I/O error", 10), "disk I/O error; check the disk holding"),
     ],
@@ -252,18 +260,14 @@ def test_a_journal_that_cannot_be_written_is_waited_out(
     station.on_status = statuses.append
     answered = [live.post(e).json() for e in BURN]
     before = state(live).json()
-    journal = station.journal
-    assert journal is not None
-    real = journal._db
-    journal._db = FailingDb(real, error)  # type: ignore[assignment]
-    check_outage(live, statuses, words)
-    loop = station._loop
-    assert loop is not None
-    bridge = ReaderBridge(station, loop, "shoe")
-    bridge.event({"type": "card", "card": "8D"})
-    assert bridge.settled(10)  # refused, not waited for
-    assert live.post({"type": "close_bets"}, "dealer").status_code == 503
-    journal._db = real
+    with failing_commits(station.journal, error):
+        check_outage(live, statuses, words)
+        loop = station._loop
+        assert loop is not None
+        bridge = ReaderBridge(station, loop, "shoe")
+        bridge.event({"type": "card", "card": "8D"})
+        assert bridge.settled(10)  # refused, not waited for
+        assert live.post({"type": "close_bets"}, "dealer").status_code == 503
     check_recovered(live, answered, before)
     assert "ready, journal written again" in statuses[-1]
 
@@ -274,16 +278,11 @@ def test_the_dashboards_hear_of_an_outage_from_a_state_with_no_row(live: Running
     since when; /api/state says the same; the rows after it say it is written again."""
     for e in BURN:
         live.post(e)
-    journal = live.station.journal
-    assert journal is not None
     assert state(live).json()["journal"] == {"writable": True}
     with connect(f"{live.ws_url}?token={live.tokens['viewer']}") as ws:
         hello = orjson.loads(ws.recv(5))
         assert hello["state"]["journal"] == {"writable": True}
-        real = journal._db
-        full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
-        journal._db = FailingDb(real, full)  # type: ignore[assignment]
-        try:
+        with failing_commits(live.station.journal, disk_full()):
             assert live.post({"type": "card", "card": "9S"}).status_code == 503
             down = orjson.loads(ws.recv(5))  # no row before it
             assert down["type"] == "state", down
@@ -296,8 +295,6 @@ def test_the_dashboards_hear_of_an_outage_from_a_state_with_no_row(live: Running
             assert live.post({"type": "card", "card": "9S"}).status_code == 503
             with pytest.raises(TimeoutError):  # the same outage: said once
                 ws.recv(0.5)
-        finally:
-            journal._db = real
         messages = [orjson.loads(ws.recv(10)) for _ in range(3)]
     assert [m["type"] for m in messages] == ["row", "row", "state"]  # the gap, the fault
     assert messages[-1]["state"]["journal"] == {"writable": True}
@@ -311,14 +308,10 @@ def test_rows_lost_during_an_outage_stop_the_station(live: Running) -> None:
     station = live.station
     for e in BURN:
         live.post(e)
-    journal = station.journal
-    assert journal is not None
-    real = journal._db
-    journal._db = FailingDb(real, sqlite_error("disk I/O error", 10))  # type: ignore[assignment]
-    assert live.post({"type": "close_bets"}, "dealer").status_code == 503
-    with sqlite3.connect(station.config.journal.path) as other:
-        other.execute("DELETE FROM journal WHERE seq = (SELECT max(seq) FROM journal)")
-    journal._db = real
+    with failing_commits(station.journal, sqlite_error("disk I/O error", 10)):
+        assert live.post({"type": "close_bets"}, "dealer").status_code == 503
+        with sqlite3.connect(station.config.journal.path) as other:
+            other.execute("DELETE FROM journal WHERE seq = (SELECT max(seq) FROM journal)")
     wait_for(lambda: station.fatal is not None)
     assert station.fatal is not None and "rows were removed or changed" in station.fatal
     health = httpx.get(f"{live.url}/api/health")
@@ -335,8 +328,7 @@ def test_a_station_that_starts_on_a_journal_it_cannot_write_waits_too(tmp_path: 
 
     def append(self: Journal, pending: Any, *more: Any) -> Any:
         if failing["on"]:
-            full = sqlite_error("database or disk is full", sqlite3.SQLITE_FULL)
-            raise JournalUnavailable(self.unwritable(full))
+            raise JournalUnavailable(self.unwritable(disk_full()))
         return original(self, pending, *more)
 
     with pytest.MonkeyPatch.context() as mp:
