@@ -33,14 +33,23 @@ ROUNDS = 9
 
 #: The two CPUs this process may use ("CPU 0" and "CPU 1" below); -1: it has only one.
 REPLAY_CPU, NEIGHBOUR_CPU = ([*sorted(os.sched_getaffinity(0)), -1, -1])[:2]
+
+
+def busy_script(busy: float) -> str:
+    """A Python program busy `busy` of each 6 ms (all of the time if 1), idle the rest:
+    the other work these benchmarks put beside the station."""
+    if busy >= 1:
+        return "while True: pass\n"
+    spin = "import time\nwhile True:\n t = time.perf_counter()\n"
+    spin += f" while time.perf_counter() - t < {0.006 * busy}: pass\n"
+    return spin + f" time.sleep({0.006 * (1 - busy)})\n"
+
+
 #: What runs on CPU 1 while the replay runs on CPU 0.
 NEIGHBOURS = {
     "idle": None,
-    "a process always busy": "while True: pass\n",
-    "a process busy 1 ms in 6": (
-        "import time\nwhile True:\n t = time.perf_counter()\n"
-        " while time.perf_counter() - t < 0.001: pass\n time.sleep(0.005)\n"
-    ),
+    "a process always busy": busy_script(1.0),
+    "a process busy 1 ms in 6": busy_script(1 / 6),
 }
 
 

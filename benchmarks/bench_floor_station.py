@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import bench_latency
+from benchmarks.bench_cores import busy_script
 from benchmarks.bench_floor import cpu_seconds, floor_broker
 from station.live.floor.broker import ADMIN_USER, Broker
 
@@ -204,13 +205,7 @@ def report(name: str, runs: list[Run]) -> None:
 def hog(priority: Callable[[int], None], busy: float) -> Run:
     """The control: the station alone, with a process busy `busy` of each 6 ms (all of
     the time if 1) frozen or running."""
-    if busy >= 1:
-        spin = "while True: pass\n"
-    else:
-        spin = "import time\nwhile True:\n t = time.perf_counter()\n"
-        spin += f" while time.perf_counter() - t < {0.006 * busy}: pass\n"
-        spin += f" time.sleep({0.006 * (1 - busy)})\n"
-    process = subprocess.Popen([sys.executable, "-c", spin])
+    process = subprocess.Popen([sys.executable, "-c", busy_script(busy)])
     try:
         priority(process.pid)
         return interleaved(lambda _station: [process.pid])
