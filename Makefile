@@ -31,8 +31,8 @@ run: install
 	$(VENV)/bin/station run --config config/demo.toml
 
 lint: install
-	$(VENV)/bin/ruff check station drivers calibration tests benchmarks examples
-	$(VENV)/bin/ruff format --check station drivers calibration tests benchmarks examples
+	$(VENV)/bin/ruff check station drivers calibration tests benchmarks examples devkit scripts
+	$(VENV)/bin/ruff format --check station drivers calibration tests benchmarks examples devkit scripts
 
 # The layers of docs/architecture.md, as import-linter contracts in pyproject.toml.
 lint-imports: install

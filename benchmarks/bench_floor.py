@@ -47,15 +47,16 @@ import nats
 from nats.aio.msg import Msg
 from nats.js.api import StreamConfig
 
+from devkit.broker import ADMIN_USER, Broker, free_port, render_config
 from station.core.table import Table
-from station.live.floor.broker import ADMIN_USER, Broker, free_port, render_config
-from station.live.floor.messages import STREAM, JournalMessage, stream_config, wildcard
-from station.live.floor.publisher import Publisher
-from station.live.floor.settings import FloorConfig
-from station.live.floor_service.archive import Committed, lag_seconds
-from station.live.floor_service.config import ArchiveConfig, BrokerConfig, FloorServiceConfig
-from station.live.floor_service.service import FloorService
-from station.live.journal import Journal, Pending, Row
+from station.floor.archive import Committed, lag_seconds
+from station.floor.config import ArchiveConfig, BrokerConfig, FloorServiceConfig
+from station.floor.service import FloorService
+from station.live.journal import Journal
+from station.live.publisher.publisher import Publisher
+from station.live.publisher.settings import FloorConfig
+from station.shared.messages import STREAM, JournalMessage, stream_config, wildcard
+from station.shared.rows import Pending, Row
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = 300
@@ -87,7 +88,7 @@ def worker(first: int, count: int, url: str, password: str, folder: str) -> None
     """Tables first..first+count-1: their journals, and their publishers on one event loop
     in a thread. Commands on stdin: `rate R` (rows a second per table; 0 stops),
     `burst N` (N rows per table at once), `quit`; each answered `ok` on stdout."""
-    logging.getLogger("station.live.floor").setLevel(logging.ERROR)  # 300 tables' lines
+    logging.getLogger("station.live.publisher").setLevel(logging.ERROR)  # 300 tables' lines
     os.environ["BENCH_FLOOR_PASSWORD"] = password
     config = FloorConfig(url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD")
     journals: list[Journal] = []

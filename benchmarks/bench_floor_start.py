@@ -30,11 +30,12 @@ from typing import Any
 import orjson
 
 from station.core.table import Table
-from station.live.floor_service.archive import Archive
-from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.floor_service.tip import Tip
-from station.live.journal import Journal, Pending, Row
+from station.floor.archive import Archive
+from station.floor.board import Board
+from station.floor.config import FloorServiceConfig
+from station.floor.tip import Tip
+from station.live.journal import Journal
+from station.shared.rows import Pending, Row
 
 TABLES = int(os.environ.get("BENCH_FLOOR_START_TABLES", "300"))
 ROWS = int(os.environ.get("BENCH_FLOOR_START_ROWS", "10000"))

@@ -44,7 +44,7 @@ from pathlib import Path
 from benchmarks import bench_latency
 from benchmarks.bench_cores import busy_script
 from benchmarks.bench_floor import cpu_seconds, floor_broker
-from station.live.floor.broker import ADMIN_USER, Broker
+from devkit.broker import ADMIN_USER, Broker
 
 #: The target: p99 with the floor on within this factor of the p99 without it.
 TARGET = 1.10
@@ -84,7 +84,7 @@ def publisher_pid(station: int, timeout: float = 20.0) -> int:
     while time.monotonic() < deadline:
         for child in children(station):
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"station.live.floor.worker" in cmdline:
+            if b"station.live.publisher.worker" in cmdline:
                 return child
         time.sleep(0.05)
     raise RuntimeError("the station started no floor publisher")

@@ -27,7 +27,7 @@ from websockets.asyncio.client import connect
 
 from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
-from station.live.tokens import new_token, token_hash
+from station.shared.tokens import new_token, token_hash
 from tests.netkit import free_port
 
 CARDS = 2000

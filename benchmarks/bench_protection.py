@@ -37,7 +37,7 @@ from station.core.protection.sequence import (
     run_length,
 )
 from station.core.protection.shuffle import DEFAULT_THRESHOLD, expected_kept, shuffle_score
-from station.live.protection_index import START_BITS, SqliteHistory
+from station.shared.protection_index import START_BITS, SqliteHistory
 
 CUT = 16  # cards behind the cut card: never dealt, never seen
 FAIR_SHOES = int(os.environ.get("BENCH_PROTECTION_FAIR", "50000"))

@@ -20,11 +20,12 @@ import time
 from typing import Any
 
 from drivers.base import ReaderSink
-from drivers.config import RECOGNISERS, CameraSettings, ConfigError, ReaderConfig
+from drivers.config import RECOGNISERS, CameraSettings, ReaderConfig
 from drivers.recognition import Recogniser
 from drivers.recognition.scanner import Scanner, event
 from drivers.recognition.source import SourceError, frame_rate, kind, open_source
 from drivers.reconnect import DeviceError, ReconnectingReader
+from station.shared.sections import ConfigError
 
 __all__ = ["RECOGNISERS", "CameraReader", "CameraSettings", "make_recogniser"]
 

@@ -18,14 +18,11 @@ relative to the working directory.
 from __future__ import annotations
 
 import os
-import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, get_args
+from typing import Any, ClassVar
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -35,6 +32,14 @@ from pydantic import (
 
 from drivers.codecs import CodecError, make_codec
 from drivers.framing import FRAMINGS
+from station.shared.sections import (
+    ConfigError,
+    Problem,
+    Section,
+    bounds,
+    describe,
+    one_of,
+)
 
 PARITIES = ("N", "E", "O", "M", "S")
 BYTESIZES = (5, 6, 7, 8)
@@ -53,57 +58,12 @@ DEFAULT_CUT_DEPTH = MIN_CUT_DEPTH
 HOUR = 3600.0
 
 
-class ConfigError(ValueError):
-    """The config cannot be used; the message names the file, the key and what is allowed."""
-
-
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """A config file's TOML, or a ConfigError that names the file and what is wrong."""
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-
-
-class Problem(ValueError):
-    """Raised by a check that spans several keys: `key` is the one the message is about
-    (a path such as `("tokens", 1, "name")` for a key inside a list)."""
-
-    def __init__(self, key: str | tuple[str | int, ...], message: str) -> None:
-        super().__init__(message)
-        self.key = key if isinstance(key, tuple) else (key,)
-
-
-class Section(BaseModel):
-    """A table of the config file: frozen, strict, every key known."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-def bounds(unit: str = "", say: str = "") -> dict[str, Any]:
-    """`json_schema_extra` for a bounded number: the unit (`second`) and how the message
-    puts it (`expected a number`: "expected a number from 0 to 1" instead of "must be
-    at least 0 and at most 1")."""
-    return {"unit": unit, "say": say}
-
-
 def _resolve(path: str, info: ValidationInfo) -> str:
     """`path` against the config file's folder (the validation context), if relative."""
     base = (info.context or {}).get("base") if isinstance(info.context, Mapping) else None
     if base is None or not path or Path(path).is_absolute():
         return path
     return os.path.normpath(Path(base) / path)
-
-
-def one_of(value: Any, allowed: Sequence[Any]) -> Any:
-    """`value` if it is allowed, else the error that lists the choices."""
-    if value not in allowed:
-        choices = ", ".join(f"{a:g}" if isinstance(a, float) else str(a) for a in allowed)
-        raise ValueError(f"{value!r} is not allowed; choose one of {choices}")
-    return value
 
 
 def parse_bytes(text: str) -> bytes:
@@ -221,8 +181,8 @@ class PassageSettings(Section):
     )
 
 
-#: Keys that are gone, and what to write instead.
-RETIRED_KEYS = {
+#: `[reader.camera]` keys that are gone, and what to write instead.
+RETIRED_CAMERA_KEYS = {
     "stable_frames": "no longer a key: the rest is a time now; write rest_time = 0.03 "
     "(seconds the card must stay still) instead",
 }
@@ -233,6 +193,8 @@ SOURCE_HINT = "a device index (0), a video file, an image pattern (frames/%04d.p
 class CameraSettings(PassageSettings):
     """`[reader.camera]`: where the frames come from and how cards are read (and the
     passage detector's thresholds, inherited from `PassageSettings`)."""
+
+    RETIRED_KEYS: ClassVar[dict[str, str]] = RETIRED_CAMERA_KEYS
 
     source: str = Field(
         description=f"{SOURCE_HINT}; a relative file is relative to the config file's folder",
@@ -604,150 +566,3 @@ def from_mapping(mapping: Mapping[str, Any], base: Path | None = None) -> Reader
         return ReaderConfig.model_validate(mapping, context={"base": base})
     except ValidationError as exc:
         raise ConfigError(describe(exc, ReaderConfig, ("reader",))) from None
-
-
-# --- pydantic's errors in the project's words --------------------------------------------
-
-
-def describe(
-    error: ValidationError, root: type[BaseModel], prefix: tuple[str, ...] = (), source: str = ""
-) -> str:
-    """Every problem of `error` (raised validating `root`, found at `prefix` in the file),
-    one a line, first first: `SOURCE: [reader] baudrate: must be positive, e.g. 9600; got 0`."""
-    lines = []
-    for problem in error.errors(include_url=False):
-        loc = (*prefix, *problem["loc"])
-        cause = (problem.get("ctx") or {}).get("error")
-        if isinstance(cause, Problem):
-            loc = (*loc, *cause.key)
-        model, field = _walk(root, prefix, loc)
-        message = _message(problem, model, field, loc)
-        lines.append(f"{source}: {message}" if source else message)
-    return "\n".join(lines)
-
-
-def where(loc: Sequence[str | int]) -> str:
-    """How a key is named in messages, as the TOML file writes it: `[reader] baudrate`,
-    `[reader.camera] roi`, `[table]`, `[table] decks`, `[api] tokens[0].role`."""
-    parts = list(loc)
-    if not parts:
-        return "config"
-    table = str(parts[0])
-    if table == "reader" and len(parts) > 1 and parts[1] in ReaderConfig.SUB_TABLES:
-        table, parts = f"reader.{parts[1]}", parts[1:]
-    key = _dotted(parts[1:])
-    return f"[{table}] {key}" if key else f"[{table}]"
-
-
-def _dotted(parts: Sequence[str | int]) -> str:
-    text = ""
-    for p in parts:
-        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return text
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in get_args(annotation) for m in _models_in(arg)]
-
-
-def _walk(
-    root: type[BaseModel], prefix: tuple[str, ...], loc: Sequence[str | int]
-) -> tuple[type[BaseModel] | None, Any]:
-    """The model that holds the key at `loc`, and that key's FieldInfo (None if the key is
-    unknown, or `loc` names a whole table)."""
-    model: type[BaseModel] = root
-    field = None
-    parts = loc[len(prefix) :]
-    for i, part in enumerate(parts):
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            return model, None
-        inner = _models_in(field.annotation)
-        if inner and any(isinstance(p, str) for p in parts[i + 1 :]):
-            model, field = inner[0], None
-    return model, field
-
-
-def _keys(model: type[BaseModel] | None) -> str:
-    if model is None:
-        return ""
-    names = []
-    for name, field in model.model_fields.items():
-        if model is ReaderConfig and name in ReaderConfig.SUB_TABLES:
-            names.append(f"[reader.{name}]")
-        elif not field.exclude:
-            names.append(name)
-    return ", ".join(names)
-
-
-def _number(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _range(field: Any, kind: str) -> str:
-    """`more than 0 seconds and at most 60 seconds`, or (`say` = expected) `from 0 to 1`."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    unit, say = str(extra.get("unit", "")), str(extra.get("say", ""))
-    low = high = None
-    for m in field.metadata:
-        for attr, word in (("ge", "at least"), ("gt", "more than")):
-            if getattr(m, attr, None) is not None:
-                low = (word, getattr(m, attr))
-        if getattr(m, "le", None) is not None:
-            high = ("at most", m.le)
-
-    def put(word: str, value: float) -> str:
-        suffix = f" {unit}{'' if value == 1 else 's'}" if unit else ""
-        return f"{word} {_number(value)}{suffix}"
-
-    if say:
-        if low and high and low[0] == "at least":
-            return f"expected {kind} from {_number(low[1])} to {_number(high[1])}"
-        return f"expected {kind} of " + " and ".join(put(*b) for b in (low, high) if b)
-    return "must be " + " and ".join(put(*b) for b in (low, high) if b)
-
-
-def _message(
-    error: Any, model: type[BaseModel] | None, field: Any, loc: Sequence[str | int]
-) -> str:
-    kind, value = error["type"], error.get("input")
-    got = f", got {value!r}"
-    if kind == "extra_forbidden":
-        if len(loc) == 1:  # a key at the top of the file
-            return f"unknown section [{loc[0]}] (known: {_keys(model)})"
-        if loc and loc[-1] in RETIRED_KEYS:
-            return f"{where(loc)}: {RETIRED_KEYS[str(loc[-1])]}"
-        return f"{where(loc)}: unknown key; the keys are {_keys(model)}"
-    if kind == "value_error":
-        return f"{where(loc)}: {error['ctx']['error']}"
-    if kind == "missing":
-        extra = field.json_schema_extra if field is not None else None
-        hint = extra.get("required") if isinstance(extra, dict) else None
-        return f"{where(loc)}: required" + (f": {hint}" if hint else "")
-    words = {
-        "int_type": "expected a whole number",
-        "float_type": "expected a number",
-        "bool_type": "expected true or false",
-        "string_type": "expected a string",
-        "path_type": "expected a path string",
-        "tuple_type": "expected a list",
-        "list_type": "expected a list",
-    }
-    if kind in words:
-        return f"{where(loc)}: {words[kind]}{got}"
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        if len(loc) > 1 and loc[-2] == "tokens":
-            return f"{where(loc)}: expected a table like {{name = ..., role = ...}}{got}"
-        return f"{where(loc)}: expected a table of keys, got {type(value).__name__}"
-    if kind in ("greater_than", "greater_than_equal", "less_than_equal") and field is not None:
-        number = (
-            "a whole number"
-            if int in (field.annotation, *get_args(field.annotation))
-            else "a number"
-        )
-        return f"{where(loc)}: {_range(field, number)}{got}"
-    return f"{where(loc)}: {error['msg']}{got}"

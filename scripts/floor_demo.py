@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from station.live.floor.broker import ADMIN_USER, Broker, BrokerError, StationUser, render_config
+from devkit.broker import ADMIN_USER, Broker, BrokerError, StationUser, render_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = "demo"

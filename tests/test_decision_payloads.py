@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from drivers.config import ConfigError, ReaderConfig, from_mapping
+from drivers.config import ReaderConfig, from_mapping
 from drivers.decoding import FrameDecoder
 from drivers.framing import Frame, encode_frame, make_framer
 from drivers.serial_reader import SerialReader
 from drivers.sim.rig import RigError, ShoeEncoder
+from station.shared.sections import ConfigError
 from tests.readerkit import CollectingSink, running
 from tests.test_serial_reader import ShoeServer, fast, server  # noqa: F401 - the fixture
 

@@ -1,4 +1,4 @@
-"""The process log's formats (`station.live.logs`): text, JSON lines, journald's prefix,
+"""The process log's formats (`station.shared.logs`): text, JSON lines, journald's prefix,
 and the token hiding of `station run` in each."""
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import orjson
 import pytest
 
 from station.commands.startup import HideTokens
-from station.live.logs import JsonFormatter, SyslogPrefix, TextFormatter, configure, under_journald
+from station.shared.logs import (
+    JsonFormatter,
+    SyslogPrefix,
+    TextFormatter,
+    configure,
+    under_journald,
+)
 
 LOGGERS = ("", "uvicorn", "uvicorn.error", "uvicorn.access")
 

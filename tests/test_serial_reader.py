@@ -11,9 +11,10 @@ import pytest
 
 import drivers
 from drivers import create_reader, driver_names, factory_for, register
-from drivers.config import ConfigError, ReaderConfig, from_mapping, parse_bytes
+from drivers.config import ReaderConfig, from_mapping, parse_bytes
 from drivers.framing import encode_frame
 from drivers.serial_reader import SerialReader
+from station.shared.sections import ConfigError
 from tests.readerkit import CollectingSink, running, wait_until
 
 # --- configuration ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from station.live.sdnotify import Notifier
+from station.shared.sdnotify import Notifier
 from tests import systemdkit
 from tests.systemdkit import (
     INSTALLED_STATION,

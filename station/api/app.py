@@ -15,7 +15,7 @@ from station.api.auth import Throttle
 from station.api.limits import BodyLimit
 from station.api.refusals import declare_tokens
 from station.live.service import Station
-from station.live.tokens import TokenStore
+from station.shared.tokens import TokenStore
 from station.version import station_version
 
 log = logging.getLogger("station.api")

@@ -14,7 +14,7 @@ from pathlib import Path
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
 
-from station.api.web import HEADERS, TYPES, WEB
+from station.api.static import HEADERS, TYPES, WEB
 
 router = APIRouter()
 #: The asset name in the URL -> the file.

@@ -21,7 +21,8 @@ import orjson
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from station.api.auth import check_role, identify, refuse, require_ready
+from station.api.access import check_role, require_ready
+from station.api.auth import identify, refuse
 from station.api.limits import require_json
 from station.api.refusals import TOKEN, refusals
 from station.core.bounds import MAX_DEPTH, MAX_INT, MAX_TEXT, MIN_INT, problem

@@ -2,7 +2,7 @@
 the alerts, and the same token login and roles as a station's.
 
 Why a separate app: the floor service has no table of its own (no `Station`), only the
-board and the archive of `station.live.floor_service`. The login is the station's
+board and the archive of `station.floor`. The login is the station's
 (`station.api.auth.identify`: bearer tokens by hash from `[api] tokens` and the token
 file, the throttle on wrong tokens); any role from viewer up may see the floor, a rig
 token may not (the floor has no rig). A supervisor may acknowledge an alert and let a table
@@ -29,11 +29,11 @@ from station.api import docs
 from station.api.auth import Throttle, identify, refuse
 from station.api.limits import BodyLimit, require_json
 from station.api.refusals import READ, refusals
-from station.api.web import HEADERS, TYPES, WEB, web_file
-from station.live.floor_service.archive import Archive, Committed
-from station.live.floor_service.decisions import MAX_REASON, DecisionRefused
-from station.live.floor_service.service import FloorService
-from station.live.tokens import Identity, TokenStore, allows
+from station.api.static import HEADERS, TYPES, WEB, web_file
+from station.floor.archive import Archive, Committed
+from station.floor.decisions import MAX_REASON, DecisionRefused
+from station.floor.service import FloorService
+from station.shared.tokens import Identity, TokenStore, allows
 from station.version import station_version
 
 log = logging.getLogger("station.floor")

@@ -21,7 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from station.api.auth import station_of
+from station.api.access import station_of
 from station.api.refusals import refusals
 from station.live.service import Station
 from station.version import station_version

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
-from station.api.auth import require_read, require_ready
+from station.api.access import require_read, require_ready
 from station.api.reads import MAX_SEQ
 from station.api.refusals import READ, READ_TOKEN, refusals
 from station.core.results import GameResult

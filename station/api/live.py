@@ -32,14 +32,8 @@ import orjson
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 
-from station.api.auth import (
-    client_of,
-    origin_allowed,
-    presented_token,
-    require_read,
-    require_ready,
-    tokens_of,
-)
+from station.api.access import origin_allowed, require_read, require_ready
+from station.api.auth import client_of, presented_token, tokens_of
 from station.api.server import FRAMES
 from station.live.journal import read_rows
 from station.live.service import TOO_FAR_BEHIND, published

@@ -12,7 +12,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from station.api.auth import check_role, identify, station_of
+from station.api.access import check_role, station_of
+from station.api.auth import identify
 from station.api.refusals import TOKEN, refusals
 
 router = APIRouter()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Query, Request
 from starlette.requests import HTTPConnection
 
-from station.api.auth import require_read, require_ready
+from station.api.access import require_read, require_ready
 from station.api.refusals import READ, READ_TOKEN, refusals
 from station.core.snapshot import TableSnapshot
 

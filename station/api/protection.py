@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from station.api.auth import require_read, require_ready
+from station.api.access import require_read, require_ready
 from station.api.refusals import READ, READ_TOKEN, refusals
 
 router = APIRouter()
@@ -39,7 +39,7 @@ async def get_pace(
     voided rounds, in total and per dealer (`station report` has the whole report)."""
     station = require_ready(request)
     require_read(request)
-    from station.live.protection_pace import shift_pace
+    from station.live.protection.pace import shift_pace
 
     config = station.config
     return await asyncio.to_thread(

@@ -9,9 +9,10 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from station.api.auth import require_read, require_ready
+from station.api.access import require_read, require_ready
 from station.api.refusals import READ, READ_TOKEN, refusals
-from station.live.journal import Row, read_rows
+from station.live.journal import read_rows
+from station.shared.rows import Row
 
 router = APIRouter()
 #: The largest seq SQLite can store (a signed 64-bit integer): larger is a 422, not a 500.

@@ -10,60 +10,27 @@ Content-Security-Policy keeps anything else from running in the page.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
 
-from station.api.auth import identify, station_of
+from station.api.access import station_of
+from station.api.auth import identify
 from station.api.refusals import OPTIONAL_TOKEN, refusals
+from station.api.static import WEB, web_file, web_response
 from station.core.events import EVENT_ROLES, VOCABULARY
 from station.core.games import GAMES
 from station.core.table import DUE_WORDS, EXPLANATIONS
-from station.live.tokens import RANK
+from station.shared.tokens import RANK
 
 router = APIRouter()
-WEB = Path(__file__).resolve().parent.parent / "web"
-TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
-}
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; "
-    "form-action 'self'"
-)
-HEADERS = {
-    "Cache-Control": "no-cache",
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
-def _file(path: Path) -> FileResponse:
-    return FileResponse(path, media_type=TYPES[path.suffix], headers=HEADERS)
+router.add_api_route("/web/{name:path}", web_file, methods=["GET"], include_in_schema=False)
 
 
 @router.get("/", include_in_schema=False)
 async def index() -> FileResponse:
-    return _file(WEB / "index.html")
-
-
-@router.get("/web/{name:path}", include_in_schema=False)
-async def web_file(name: str) -> FileResponse:
-    """A file of the dashboard; only files under `station/web/` of known types."""
-    if "\x00" in name:  # a NUL cannot name a file (and os calls would raise on it)
-        raise HTTPException(404, "no such dashboard file")
-    path = (WEB / name).resolve()
-    if not path.is_relative_to(WEB) or path.suffix not in TYPES or not path.is_file():
-        raise HTTPException(404, f"no dashboard file {name!r}")
-    return _file(path)
+    return web_response(WEB / "index.html")
 
 
 @router.get("/api/whoami", responses=refusals(401, 413, 429), openapi_extra=OPTIONAL_TOKEN)

@@ -47,9 +47,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from station.api.floor import create_floor_app
-    from station.live.floor_service.config import ConfigError, load
-    from station.live.floor_service.service import FloorService
-    from station.live.sdnotify import Notifier
+    from station.floor.config import ConfigError, load
+    from station.floor.service import FloorService
+    from station.shared.sdnotify import Notifier
 
     start = Startup("floor", log)
     try:

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     table = table_from_args(args)
     history: History
     if args.index is not None:
-        from station.live.protection_index import ProtectionIndexError, SqliteHistory
+        from station.shared.protection_index import ProtectionIndexError, SqliteHistory
 
         try:
             history = SqliteHistory(args.index)

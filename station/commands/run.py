@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from station.api import create_app
     from station.api.server import uvicorn_options
     from station.live.config import ConfigError
-    from station.live.sdnotify import Notifier
     from station.live.service import Station
+    from station.shared.sdnotify import Notifier
 
     start = Startup("run", log)
     config = load_config(args, "run")

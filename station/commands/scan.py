@@ -81,8 +81,8 @@ def configured_camera(path: Path | None) -> tuple[CameraSettings, str] | None:
     """The `[reader.camera]` settings and the `[reader] codec` of the station config at
     `path` (None for no --config), checked as `station run` checks them. Raises
     `ConfigError` naming the file and the key if they cannot be used."""
-    from drivers.config import ConfigError
     from station.live.config import load
+    from station.shared.sections import ConfigError
 
     if path is None:
         return None
@@ -105,9 +105,10 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from drivers.camera import make_recogniser
-    from drivers.config import CameraSettings, ConfigError, describe, parse_roi
+    from drivers.config import CameraSettings, parse_roi
     from drivers.recognition.scanner import Scanner, event
     from drivers.recognition.source import SourceError, frame_rate, frames, open_source
+    from station.shared.sections import ConfigError, describe
 
     if args.model is not None and args.barcode is not None:
         print(

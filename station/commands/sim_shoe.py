@@ -186,11 +186,12 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import orjson
 
-    from drivers.config import ConfigError, from_mapping
+    from drivers.config import from_mapping
     from drivers.sim.dealer import FaultSpecError
     from drivers.sim.pty import PtyPort
     from drivers.sim.rig import Rig, RigError, ShoeEncoder, parse_rig_faults, rig_events
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH, parse_cut_depth
+    from station.shared.sections import ConfigError
 
     def fail(message: str, status: int = EXIT_USAGE) -> int:
         print(f"station sim-shoe: {message}", file=sys.stderr)

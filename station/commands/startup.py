@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     import uvicorn
 
-    from station.live.config import LogConfig, TokenEntry
-    from station.live.sdnotify import Notifier
-    from station.live.tokens import TokenStore
+    from station.shared.config import LogConfig, TokenEntry
+    from station.shared.sdnotify import Notifier
+    from station.shared.tokens import TokenStore
 
 IN_USE = "the address is in use (another station?)"
 DEMO_ROLES = ("viewer", "dealer", "supervisor")
@@ -104,7 +104,8 @@ class Startup:
     def with_bind(self, config: Config, bind: str | None) -> Config | None:
         """`config` with `--bind` (if given) over `[api] bind`; None after saying what is
         wrong with it."""
-        from station.live.config import ConfigError, parse_bind
+        from station.live.config import ConfigError
+        from station.shared.config import parse_bind
 
         if bind is None:
             return config
@@ -131,7 +132,7 @@ class Startup:
     def configure_logs(self, config: ServiceConfig, log_level: str | None) -> None:
         """Every log record of the process in `[log] format`, from `--log-level` (else
         `[log] level`) up, tokens in URLs hidden; `say` follows the format."""
-        from station.live.logs import configure
+        from station.shared.logs import configure
 
         self.level = log_level or config.log.level
         configure(config.log.format, self.level, filters=[HideTokens()])
@@ -139,7 +140,7 @@ class Startup:
 
     def token_store(self, api: ServiceApi) -> TokenStore:
         """The tokens of `[api]` and its token file (ConfigError if the file is not valid)."""
-        from station.live.tokens import TokenStore
+        from station.shared.tokens import TokenStore
 
         return TokenStore(api.tokens, api.token_file)
 

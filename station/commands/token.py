@@ -8,7 +8,7 @@ from typing import Any
 
 from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_OK, EXIT_USAGE
-from station.live.config import ROLES
+from station.shared.config import ROLES
 
 
 def add_parser(sub: Any) -> None:
@@ -41,8 +41,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from station.live.config import ConfigError, TokenEntry
-    from station.live.tokens import new_token, read_token_file, token_hash, write_token_file
+    from station.live.config import ConfigError
+    from station.shared.config import TokenEntry
+    from station.shared.tokens import new_token, read_token_file, token_hash, write_token_file
 
     config = load_config(args, f"token {args.action}")
     if config is None:

@@ -49,7 +49,7 @@ FAULT: Literal["fault"] = "fault"
 RESTART: Literal["restart"] = "restart"
 DECISION: Literal["decision"] = "decision"
 
-#: The roles that may send events through the API (`station.live.tokens` ranks them:
+#: The roles that may send events through the API (`station.shared.tokens` ranks them:
 #: dealer < supervisor < rig).
 Role = Literal["dealer", "supervisor", "rig"]
 

@@ -1,6 +1,6 @@
 """The station's TOML config: one file, one tree of typed models, every key documented.
 
-Each table is a frozen pydantic model (`drivers.config.Section`: strict types, unknown
+Each table is a frozen pydantic model (`station.shared.sections.Section`: strict types, unknown
 keys refused) whose fields carry their default, bounds and meaning; `StationConfig`
 composes them, with the drivers' `ReaderConfig` as `[reader]`. `load(path)` reads the
 file with `tomllib` and turns any problem into one `ConfigError` that names the file,
@@ -32,23 +32,17 @@ from pydantic import (
     model_validator,
 )
 
-from drivers.config import (
-    ConfigError,
-    Problem,
-    ReaderConfig,
-    Section,
-    bounds,
-    describe,
-    parse_bytes,
-    read_toml,
-)
+from drivers.config import ReaderConfig, parse_bytes
 from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
 from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
-from station.live.floor.messages import check_token
-from station.live.floor.settings import FloorConfig
-from station.live.protection_config import ProtectionConfig
+from station.live.protection.config import ProtectionConfig
+from station.live.publisher.settings import FloorConfig
+from station.shared.config import ROLES, LogConfig, TokenEntry, parse_bind
+from station.shared.config import resolve as _resolve
+from station.shared.messages import check_token
+from station.shared.sections import ConfigError, Problem, Section, bounds, describe, read_toml
 
 __all__ = [
     "ROLES",
@@ -68,9 +62,6 @@ __all__ = [
     "parse_bind",
 ]
 
-ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.live.tokens.RANK`
-LOG_FORMATS = ("text", "json")
-LOG_LEVELS = ("debug", "info", "warning", "error")
 #: The most decks a shoe holds (casinos deal 6 or 8).
 MAX_DECKS = 16
 #: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
@@ -85,24 +76,6 @@ WEBHOOK_EVENTS = (
 )
 #: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
 MIN_SECRET_BYTES = 32
-
-
-def _resolve(path: Path, info: ValidationInfo) -> Path:
-    """`path` against the config file's folder (the validation context), if relative."""
-    base = info.context.get("base") if isinstance(info.context, Mapping) else None
-    if base is None or path.is_absolute():
-        return path
-    return Path(os.path.normpath(Path(base) / path))
-
-
-def parse_bind(text: str) -> str:
-    """`text` if it is HOST:PORT with a port from 0 to 65535 (ConfigError otherwise)."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(
-            f"expected HOST:PORT (e.g. 127.0.0.1:8000) with a port from 0 to 65535, got {text!r}"
-        )
-    return text
 
 
 def parse_proxy(text: str) -> str:
@@ -283,40 +256,6 @@ class JournalConfig(Section):
         if not str(value).strip() or str(value) == ".":
             raise ValueError("must not be empty")
         return _resolve(value, info)
-
-
-class TokenEntry(Section):
-    """One API token, by hash only (see `station.live.tokens`)."""
-
-    name: str = Field(description="who holds it, e.g. game-server or alice")
-    role: str = Field(description=f"one of {', '.join(ROLES)}")
-    sha256: str = Field(
-        description="the token's sha256, 64 lower-case hex digits (the output "
-        "of `station token add`)"
-    )
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("role")
-    @classmethod
-    def _role(cls, value: str) -> str:
-        if value not in ROLES:
-            raise ValueError(f"must be one of {', '.join(ROLES)}, got {value!r}")
-        return value
-
-    @field_validator("sha256")
-    @classmethod
-    def _sha256(cls, value: str) -> str:
-        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-            raise ValueError(
-                "expected 64 lower-case hex digits (the output of `station token add`)"
-            )
-        return value
 
 
 class ApiConfig(Section):
@@ -593,35 +532,6 @@ class SignalsConfig(Section):
     @classmethod
     def _bytes(cls, value: str) -> str:
         parse_bytes(value)
-        return value
-
-
-class LogConfig(Section):
-    """`[log]`: how `station run` writes its log (stderr; journald under systemd)."""
-
-    format: str = Field(
-        "text",
-        description='"text" (lines for a person) or "json" (one JSON object a line, '
-        "for a log collector)",
-    )
-    level: str = Field(
-        "info",
-        description='the least level logged: "debug", "info", "warning" or "error" '
-        "(`station run --log-level` wins)",
-    )
-
-    @field_validator("format")
-    @classmethod
-    def _format(cls, value: str) -> str:
-        if value not in LOG_FORMATS:
-            raise ValueError(f"must be one of {', '.join(LOG_FORMATS)}, got {value!r}")
-        return value
-
-    @field_validator("level")
-    @classmethod
-    def _level(cls, value: str) -> str:
-        if value not in LOG_LEVELS:
-            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
         return value
 
 

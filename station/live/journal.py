@@ -37,23 +37,31 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
 from station.core.table import Table
+from station.shared.rows import (
+    CREATED,
+    GENESIS,
+    VERDICT_KEYS,
+    Pending,
+    Row,
+    dumps,
+    notice,
+    row_hash,
+    row_of,
+)
 
 log = logging.getLogger("station.live.journal")
 
-GENESIS = "0" * 64
 SCHEMA = """
 CREATE TABLE journal (
     seq INTEGER PRIMARY KEY,
@@ -93,11 +101,8 @@ SCHEMA_VERSION = 2
 #: outbox.
 MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,)}
 COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
-VERDICT_KEYS = ("ok", "error", "role", "round", "result", "voided_round")
-CREATED = "journal created"
 OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)"
 SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
-_SEP = "\x1f"
 #: How every "cannot be written" message ends: what was refused was never answered ok.
 UNAVAILABLE_TAIL = (
     "nothing answered was lost; events are refused meanwhile, and a table in play comes back "
@@ -120,98 +125,6 @@ class JournalUnavailable(Exception):
     """The journal cannot be written now (disk full, read-only, an I/O error, the file
     deleted under the station): nothing of the failed commit is in it, and writing may
     work again later. The message says what to do."""
-
-
-class Unstorable(ValueError):
-    """A row that cannot be stored as JSON (the message says why): refused on its own."""
-
-
-def now_ts() -> str:
-    """UTC time with microseconds, as stored in `ts` (sortable, human-readable)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def row_hash(
-    seq: int,
-    ts: str,
-    source: str,
-    actor: str,
-    kind: str,
-    event: str,
-    verdict: str | None,
-    prev_hash: str,
-) -> str:
-    """The chain link: sha256 over the row's stored text and the previous row's hash."""
-    text = _SEP.join((str(seq), ts, source, actor, kind, event, verdict or "", prev_hash))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _dumps(obj: object) -> str:
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def event_text(event: Mapping[str, Any]) -> str:
-    """The event as the journal stores it, or `Unstorable` saying why it cannot be (the
-    writer asks before the table decides, so a row that cannot be stored changes nothing)."""
-    try:
-        return _dumps(dict(event))
-    except (TypeError, ValueError) as exc:  # orjson.JSONEncodeError is a TypeError
-        raise Unstorable(f"it cannot be stored as JSON: {exc}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One committed journal row."""
-
-    seq: int
-    ts: str
-    source: str
-    actor: str
-    kind: str
-    event: dict[str, Any]
-    verdict: dict[str, Any] | None
-    prev_hash: str
-    hash: str
-
-    def to_api(self) -> dict[str, Any]:
-        """The row as `/api/journal` and the WebSocket show it: the verdict carries `seq`,
-        like a line of `station replay` output (here the journal's seq)."""
-        v = self.verdict
-        verdict = None if v is None else {"seq": self.seq, **{k: v[k] for k in VERDICT_KEYS}}
-        return {
-            "seq": self.seq,
-            "ts": self.ts,
-            "source": self.source,
-            "actor": self.actor,
-            "event": self.event,
-            "verdict": verdict,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A row to commit: what happened, who sent it, and (for an event) the verdict."""
-
-    source: str
-    actor: str
-    event: Mapping[str, Any]
-    verdict: Mapping[str, Any] | None = None
-    ts: str = field(default_factory=now_ts)
-    #: The event as stored (`event_text`), when the writer has already made it.
-    text: str | None = None
-
-    @property
-    def kind(self) -> str:
-        return "notice" if self.verdict is None else "event"
-
-
-def notice(source: str, actor: str, message: str, /, **details: Any) -> Pending:
-    """A notice row to append (not a table event). Any detail may be given, even one named
-    like the notice's own keys: `type` and `message` are kept as `detail_type`, ..."""
-    event: dict[str, Any] = {"type": "notice", "message": message}
-    for key, value in details.items():
-        event[f"detail_{key}" if key in ("type", "message") else key] = value
-    return Pending(source, actor, event)
 
 
 def table_settings(table_id: str, table: Table) -> dict[str, Any]:
@@ -386,8 +299,8 @@ class Journal:
             seq += 1
             event = dict(p.event)
             verdict = None if p.verdict is None else {k: p.verdict[k] for k in VERDICT_KEYS}
-            text = _dumps(event) if p.text is None else p.text
-            verdict_text = None if verdict is None else _dumps(verdict)
+            text = dumps(event) if p.text is None else p.text
+            verdict_text = None if verdict is None else dumps(verdict)
             h = row_hash(seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev)
             params.append((seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev, h))
             rows.append(Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h))
@@ -513,7 +426,7 @@ class Journal:
         except JournalUnavailable:
             if not self.path.is_file() or self.path.stat().st_size == 0:
                 raise
-        last = _last_row(self.path)
+        last = _lastrow_of(self.path)
         if last != (self.last_seq, self.last_hash):
             ends = "cannot be read" if last is None else f"ends at row {last[0]}"
             raise JournalUnavailable(
@@ -649,7 +562,7 @@ class Journal:
             sql += " LIMIT ?"
             args = (after, limit)
         for r in self._db.execute(sql, args):
-            yield _row(r)
+            yield row_of(r)
 
     def replay_into(self, table: Table) -> Replayed:
         """Apply every event row to `table` (notices skipped), checking that the core still
@@ -662,8 +575,8 @@ class Journal:
             verdict = dict(decided)
             if row.verdict != verdict:
                 raise JournalError(
-                    f"{self.path}: row {row.seq}: the rules now decide {_dumps(verdict)} but "
-                    f"the journal says {_dumps(row.verdict)}; run `station journal verify`"
+                    f"{self.path}: row {row.seq}: the rules now decide {dumps(verdict)} but "
+                    f"the journal says {dumps(row.verdict)}; run `station journal verify`"
                 )
             if began:
                 done.suspended_since = row.seq
@@ -761,7 +674,7 @@ class Journal:
             report.problems.append(str(exc))
 
 
-def _last_row(path: Path) -> tuple[int, str] | None:
+def _lastrow_of(path: Path) -> tuple[int, str] | None:
     """The last row's (seq, hash) of the journal file at `path`, read as an immutable file
     (no locks, no WAL), or None if it cannot be read."""
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
@@ -793,20 +706,6 @@ def _held_open(path: Path) -> str | None:
     return None
 
 
-def _row(r: tuple[Any, ...]) -> Row:
-    return Row(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        orjson.loads(r[5]),
-        None if r[6] is None else orjson.loads(r[6]),
-        r[7],
-        r[8],
-    )
-
-
 def export_line(row: Row) -> bytes:
     """An event row as a line of `station journal export` (see `Journal.export`)."""
     journal = {"seq": row.seq, "ts": row.ts, "source": row.source, "actor": row.actor}
@@ -820,7 +719,7 @@ def read_rows(path: str | os.PathLike[str], after: int = 0, limit: int = 100) ->
     db = sqlite3.connect(uri, uri=True)
     try:
         cur = db.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
-        return [_row(r) for r in cur]
+        return [row_of(r) for r in cur]
     finally:
         db.close()
 

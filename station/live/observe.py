@@ -47,7 +47,7 @@ from station.core.table import (
     SHOE_ACTIVE,
     SUSPENDED,
 )
-from station.live.journal import Row
+from station.shared.rows import Row
 
 __all__ = ["Observer", "StationCollector"]
 

@@ -36,24 +36,14 @@ from station.core.bounds import clip
 from station.core.events import DEMO_BOT_TYPES, READER_TYPES
 from station.core.snapshot import TableSnapshot, take
 from station.live.config import StationConfig
-from station.live.journal import (
-    Journal,
-    JournalUnavailable,
-    JournalUnopenable,
-    OutboxEntry,
-    Pending,
-    Row,
-    Unstorable,
-    event_text,
-    notice,
-    now_ts,
-)
+from station.live.journal import Journal, JournalUnavailable, JournalUnopenable, OutboxEntry
 from station.live.observe import Observer, StationCollector
-from station.live.protection import ProtectionMonitor
+from station.live.protection.monitor import ProtectionMonitor
 from station.live.signals import WebhookSender, suspended_fields, table_events
+from station.shared.rows import Pending, Row, Unstorable, event_text, notice, now_ts
 
 if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
-    from station.live.floor.process import FloorProcess
+    from station.live.publisher.process import FloorProcess
 
 log = logging.getLogger("station.live.service")
 
@@ -436,8 +426,8 @@ class Station:
         cfg, loop = self.config, self._loop
         if not cfg.floor.enabled or loop is None:
             return
-        from station.live.floor.process import FloorProcess
-        from station.live.floor.publisher import TableState
+        from station.live.publisher.process import FloorProcess
+        from station.live.publisher.publisher import TableState
 
         def journal_notice(pending: Pending) -> None:
             with contextlib.suppress(RuntimeError):  # the loop has closed: stopping

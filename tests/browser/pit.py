@@ -18,7 +18,7 @@ from station.api import create_app
 from station.core.events import EVENT_ROLES
 from station.live.config import StationConfig
 from station.live.service import Station
-from station.live.tokens import TokenStore
+from station.shared.tokens import TokenStore
 from tests.service.kit import Running
 
 # The burn reveal 2H burns two cards; then round 1: player 9S KH = 9 (natural), banker

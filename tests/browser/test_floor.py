@@ -12,7 +12,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from station.live.config import TableConfig
-from station.live.journal import Journal, Pending
+from station.live.journal import Journal
+from station.shared.rows import Pending
 from tests.conftest import run_station
 from tests.floor.floorkit import (
     RunningFloor,

@@ -13,8 +13,8 @@ from playwright.sync_api import Locator, Page, Route, expect
 
 from drivers.sim.bot import SimReader, SimSettings
 from station.core.table import EXPLANATIONS
-from station.live.config import TokenEntry
-from station.live.tokens import new_token, token_hash
+from station.shared.config import TokenEntry
+from station.shared.tokens import new_token, token_hash
 from tests.browser.pit import (
     ROUND_1,
     action,

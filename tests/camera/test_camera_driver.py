@@ -15,7 +15,8 @@ from calibration.synthetic import film, make_clip, shuffled
 from drivers import create_reader
 from drivers.camera import CameraReader
 from drivers.codecs import make_codec
-from drivers.config import ConfigError, from_mapping
+from drivers.config import from_mapping
+from station.shared.sections import ConfigError
 from tests.camera.kit import TEST_SCENE, model_file, needs_designs
 from tests.camera.printing import coded_deck
 

@@ -13,7 +13,7 @@ import pytest
 
 from calibration.synthetic import make_clip, shuffled
 from station.live.journal import Journal
-from station.live.tokens import new_token, token_hash
+from station.shared.tokens import new_token, token_hash
 from tests.camera.kit import TEST_SCENE, model_file
 from tests.conftest import spawn_run
 from tests.netkit import free_port

@@ -22,16 +22,8 @@ import uvicorn
 
 from station.api.floor import create_floor_app
 from station.core.table import Table
-from station.live.floor.messages import (
-    Alert,
-    Heartbeat,
-    JournalMessage,
-    alert_subject,
-    heartbeat_subject,
-    journal_subject,
-)
-from station.live.floor_service.archive import Committed
-from station.live.floor_service.config import (
+from station.floor.archive import Committed
+from station.floor.config import (
     ArchiveConfig,
     BrokerConfig,
     FloorApiConfig,
@@ -39,9 +31,18 @@ from station.live.floor_service.config import (
     FloorSettings,
     FloorTableConfig,
 )
-from station.live.floor_service.service import FloorService
-from station.live.journal import Journal, Pending, Row
-from station.live.tokens import TokenStore
+from station.floor.service import FloorService
+from station.live.journal import Journal
+from station.shared.messages import (
+    Alert,
+    Heartbeat,
+    JournalMessage,
+    alert_subject,
+    heartbeat_subject,
+    journal_subject,
+)
+from station.shared.rows import Pending, Row
+from station.shared.tokens import TokenStore
 from tests.conftest import run_station
 from tests.floor.kit import SITE, FloorBroker, admin
 from tests.service.kit import make_tokens

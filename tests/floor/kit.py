@@ -21,12 +21,13 @@ import nats
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
+from devkit.broker import ADMIN_USER, Broker, StationUser, free_port, render_config
 from station.core.table import Table
-from station.live.floor.broker import ADMIN_USER, Broker, StationUser, free_port, render_config
-from station.live.floor.messages import STREAM, JournalMessage, journal_subject, stream_config
-from station.live.floor.publisher import Publisher
-from station.live.floor.settings import FloorConfig
-from station.live.journal import GENESIS, Journal, Pending, notice, read_rows
+from station.live.journal import Journal, read_rows
+from station.live.publisher.publisher import Publisher
+from station.live.publisher.settings import FloorConfig
+from station.shared.messages import STREAM, JournalMessage, journal_subject, stream_config
+from station.shared.rows import GENESIS, Pending, notice
 
 SITE = "site-1"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import nats
 import pytest
 
-from station.live.floor.broker import ADMIN_USER, Broker, free_port, render_config
-from station.live.floor.messages import STREAM, journal_subject, station_permissions
+from devkit.broker import ADMIN_USER, Broker, free_port, render_config
+from station.shared.messages import STREAM, journal_subject, station_permissions
 from tests.floor.kit import (
     FloorBroker,
     StationUser,

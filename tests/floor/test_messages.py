@@ -8,7 +8,8 @@ import orjson
 import pytest
 
 from station.live.config import ConfigError, from_mapping
-from station.live.floor.messages import (
+from station.live.journal import Journal
+from station.shared.messages import (
     Alert,
     BadMessage,
     Heartbeat,
@@ -18,7 +19,7 @@ from station.live.floor.messages import (
     parse_subject,
     wildcard,
 )
-from station.live.journal import GENESIS, Journal, Pending, notice
+from station.shared.rows import GENESIS, Pending, notice
 from tests.floor.kit import VERDICT, new_journal
 
 

@@ -15,9 +15,10 @@ import pytest
 
 from station.core.protection import MemoryHistory, Protector, run_length
 from station.core.table import Table
-from station.live.floor_service.archive import Archive
-from station.live.journal import Journal, Pending, Row, notice
-from station.live.protection import ACTOR
+from station.floor.archive import Archive
+from station.live.journal import Journal
+from station.live.protection.monitor import ACTOR
+from station.shared.rows import Pending, Row, notice
 from tests.conftest import run_station
 from tests.floor.floorkit import (
     floor_config,
@@ -100,7 +101,7 @@ def test_a_shoe_of_table_b_repeating_table_a_is_alerted_once_across_restarts(
 
 def weak_shuffle_notice() -> tuple[list[dict[str, Any]], Pending]:
     """Two shoes, the second a single riffle of the first, and the WEAK_SHUFFLE notice the
-    station's checker journals for it (`station.live.protection`)."""
+    station's checker journals for it (`station.live.protection.monitor`)."""
     dealt = run_station(
         "simulate", "--seed", "4", "--decks", "1", "--shoes", "2", "--shuffle", "riffle:1"
     )

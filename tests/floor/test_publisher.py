@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from station.live.floor.messages import STREAM, journal_subject, stream_config
-from station.live.floor.publisher import REFUSED, subject_matches
-from station.live.journal import Pending
+from station.live.publisher.publisher import REFUSED, subject_matches
+from station.shared.messages import STREAM, journal_subject, stream_config
+from station.shared.rows import Pending
 from tests.floor.kit import (
     SITE,
     FloorBroker,

@@ -17,11 +17,11 @@ import httpx
 import pytest
 
 from station.core.table import Table
-from station.live.floor.messages import OFFLINE_AFTER, Heartbeat
-from station.live.floor_service.archive import Archive, Committed, lag_seconds
-from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorServiceConfig
+from station.floor.archive import Archive, Committed, lag_seconds
+from station.floor.board import Board
+from station.floor.config import FloorServiceConfig
 from station.live.journal import Journal
+from station.shared.messages import OFFLINE_AFTER, Heartbeat
 from tests.conftest import ROOT
 from tests.floor.floorkit import (
     PASSWORD_ENV,
@@ -76,8 +76,8 @@ def test_a_late_consumer_archives_a_whole_shoe_in_order(
 KILLED_AFTER_COMMIT = textwrap.dedent(
     """
     import asyncio, os, signal, sys
-    from station.live.floor_service.config import load
-    from station.live.floor_service.service import FloorService
+    from station.floor.config import load
+    from station.floor.service import FloorService
 
     def die(done):
         print(f"committed {len(done.accepted)}", flush=True)
@@ -327,7 +327,7 @@ def test_the_floor_page_loads_nothing_from_outside() -> None:
 def test_an_archive_that_is_not_one_is_refused(tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
     make_journal(journal, "table-1", [])
-    from station.live.floor_service.archive import ArchiveError
+    from station.floor.archive import ArchiveError
 
     with pytest.raises(ArchiveError, match="is not a floor archive"):
         Archive(journal)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from station.core.table import Table
-from station.live.floor_service.archive import (
+from station.floor.archive import (
     APPLICATION_ID,
     Archive,
     ArchiveError,
@@ -17,9 +17,10 @@ from station.live.floor_service.archive import (
     Malformed,
     parse_row,
 )
-from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.journal import Journal, Pending, Row
+from station.floor.board import Board
+from station.floor.config import FloorServiceConfig
+from station.live.journal import Journal
+from station.shared.rows import Pending, Row
 from tests.floor.floorkit import make_journal, message, shoe_events
 
 

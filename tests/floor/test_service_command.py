@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from station.live.floor_service.archive import Archive
+from station.floor.archive import Archive
 from tests.conftest import run_station, spawn_station
 from tests.floor.floorkit import PASSWORD_ENV, make_journal, publish_rows, shoe_events, wait_for
 from tests.floor.kit import FloorBroker

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from station.live.config import LogConfig
-from station.live.floor_service.config import (
+from station.floor.config import (
     ArchiveConfig,
     BrokerConfig,
     ConfigError,
@@ -20,6 +19,7 @@ from station.live.floor_service.config import (
     FloorTableConfig,
     load,
 )
+from station.shared.config import LogConfig
 from tests.conftest import ROOT
 from tests.service.test_config import example_keys
 

@@ -14,11 +14,12 @@ from typing import Any
 import orjson
 import pytest
 
-from station.live.floor_service.archive import PROTECTION_ACTOR, Archive, Arrival, parse_row
-from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.floor_service.decisions import DecisionRefused
-from station.live.journal import Journal, Row, notice
+from station.floor.archive import PROTECTION_ACTOR, Archive, Arrival, parse_row
+from station.floor.board import Board
+from station.floor.config import FloorServiceConfig
+from station.floor.decisions import DecisionRefused
+from station.live.journal import Journal
+from station.shared.rows import Row, notice
 from tests.conftest import run_station
 from tests.floor.floorkit import make_journal, message, shoe_events
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from scripts.floor_demo import GAMES, SITE, TABLES, floor_config, station_config
+from station.floor.config import load
 from station.live.config import from_mapping
-from station.live.floor_service.config import load
 
 
 def test_the_demo_configs_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

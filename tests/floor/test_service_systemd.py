@@ -68,7 +68,7 @@ def test_unit_starts_a_real_station_floor_command() -> None:
 
 
 def test_the_example_config_keeps_its_files_where_the_unit_lets_it_write() -> None:
-    from station.live.floor_service.config import load
+    from station.floor.config import load
 
     example = load(ROOT / "config" / "floor.example.toml")
     state = Path("/var/lib") / unit_keys()["Service"]["StateDirectory"][0]

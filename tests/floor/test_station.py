@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from station.live.config import StationConfig
-from station.live.floor.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
-from station.live.floor.publisher import BURST_GAP, POLL, REFUSED
 from station.live.journal import read_rows
+from station.live.publisher.publisher import BURST_GAP, POLL, REFUSED
+from station.shared.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
 from tests.conftest import spawn_run
 from tests.diskkit import disk_full, failing_commits
 from tests.floor.kit import (

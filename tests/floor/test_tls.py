@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from station.live.floor.broker import Broker, StationUser, free_port, render_config
+from devkit.broker import Broker, StationUser, free_port, render_config
 from tests.floor.kit import (
     SITE,
     FloorBroker,

@@ -26,7 +26,7 @@ from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.core.snapshot import take
 from station.core.table import Table
 from station.live.journal import Journal, read_rows
-from station.live.tokens import new_token, token_hash
+from station.shared.tokens import new_token, token_hash
 from tests.conftest import run_station, spawn_run
 from tests.netkit import free_port
 

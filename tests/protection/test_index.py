@@ -10,7 +10,7 @@ import pytest
 
 from drivers.sim.shoe import VirtualShoe
 from station.core.protection.sequence import MemoryHistory, SequenceWatch, encode, gram_key
-from station.live.protection_index import ProtectionIndexError, SqliteHistory
+from station.shared.protection_index import ProtectionIndexError, SqliteHistory
 
 
 def fair_shoe(decks: int, rng: random.Random) -> bytes:

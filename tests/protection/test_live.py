@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from station.live.config import StationConfig, TableConfig
-from station.live.protection_config import ProtectionConfig
+from station.live.protection.config import ProtectionConfig
 from tests.protection.test_watch import shoes_events
 from tests.service.kit import Running, make_config, serve
 

@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 
 from station.core.table import Table
-from station.live.journal import Journal, Pending
+from station.live.journal import Journal
+from station.shared.rows import Pending
 from tests.conftest import run_station
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)

@@ -19,9 +19,10 @@ from fastapi import FastAPI
 from drivers.base import CardReader
 from station.api import create_app
 from station.api.server import uvicorn_options
-from station.live.config import ApiConfig, JournalConfig, StationConfig, TableConfig, TokenEntry
+from station.live.config import ApiConfig, JournalConfig, StationConfig, TableConfig
 from station.live.service import Station
-from station.live.tokens import TokenStore, new_token, token_hash
+from station.shared.config import TokenEntry
+from station.shared.tokens import TokenStore, new_token, token_hash
 
 ROLES = ("viewer", "dealer", "supervisor", "rig")
 

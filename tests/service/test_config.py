@@ -16,16 +16,15 @@ from station.live.config import (
     ConfigError,
     FloorConfig,
     JournalConfig,
-    LogConfig,
     SignalsConfig,
     StationConfig,
     TableConfig,
-    TokenEntry,
     WebhookConfig,
     load,
 )
-from station.live.protection_config import ProtectionConfig
-from station.live.tokens import read_token_file
+from station.live.protection.config import ProtectionConfig
+from station.shared.config import LogConfig, TokenEntry
+from station.shared.tokens import read_token_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

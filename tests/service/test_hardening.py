@@ -25,14 +25,9 @@ from websockets.sync.client import connect
 
 from station.cli import main
 from station.core.bounds import CUT, MAX_TEXT
-from station.live.journal import (
-    Journal,
-    JournalError,
-    JournalUnavailable,
-    JournalUnopenable,
-    Row,
-)
+from station.live.journal import Journal, JournalError, JournalUnavailable, JournalUnopenable
 from station.live.service import ReaderBridge, Refused
+from station.shared.rows import Row
 from tests.conftest import spawn_run
 from tests.diskkit import (
     disk_full,

@@ -13,8 +13,9 @@ import orjson
 import pytest
 
 from station.core.table import Table
-from station.live.journal import Journal, JournalError, JournalUnavailable, Pending, notice
+from station.live.journal import Journal, JournalError, JournalUnavailable
 from station.live.replay import replay
+from station.shared.rows import Pending, notice
 
 SHOE = [
     {"type": "shoe"},
@@ -100,7 +101,7 @@ def test_edited_row_is_detected(tmp_path: Path) -> None:
 
 def test_edited_verdict_is_detected_even_with_a_fixed_hash(tmp_path: Path) -> None:
     """Someone who recomputes the whole chain still cannot change what the rules say."""
-    from station.live.journal import row_hash
+    from station.shared.rows import row_hash
 
     journal, _ = write(tmp_path / "j.db")
     journal.close()
@@ -185,7 +186,8 @@ def test_other_table_settings_are_refused(tmp_path: Path) -> None:
 
 CRASHER = """
 import os, sys
-from station.live.journal import Journal, Pending
+from station.shared.rows import Pending
+from station.live.journal import Journal
 from station.core.table import Table
 j = Journal(sys.argv[1]); t = Table(); j.start("t1", t)
 j.append([Pending("api", "x", {"type": "shoe"}, t.apply({"type": "shoe"}))])

@@ -12,14 +12,8 @@ from pathlib import Path
 import pytest
 
 from station.core.table import Table
-from station.live.journal import (
-    APPLICATION_ID,
-    SCHEMA,
-    SCHEMA_VERSION,
-    Journal,
-    JournalError,
-    notice,
-)
+from station.live.journal import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, Journal, JournalError
+from station.shared.rows import notice
 
 
 def pragmas(path: Path) -> tuple[int, int]:

@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from station.live.config import TokenEntry
-from station.live.tokens import new_token, token_hash, write_token_file
+from station.shared.config import TokenEntry
+from station.shared.tokens import new_token, token_hash, write_token_file
 from tests.service.kit import make_config, serve
 
 pytestmark = pytest.mark.server

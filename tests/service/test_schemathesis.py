@@ -25,7 +25,7 @@ from schemathesis.config import SchemathesisConfig
 from station.api import create_app
 from station.api.auth import Throttle
 from station.live.service import Station
-from station.live.tokens import TokenStore
+from station.shared.tokens import TokenStore
 from tests.service.kit import Running, make_config, make_tokens, serve
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]

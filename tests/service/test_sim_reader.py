@@ -12,12 +12,13 @@ import pytest
 
 from drivers import create_reader
 from drivers.base import ReaderSink, TableViewSink
-from drivers.config import ConfigError, from_mapping
+from drivers.config import from_mapping
 from drivers.sim.bot import SimReader, SimSettings
 from station.core.snapshot import TableSnapshot, take
 from station.core.table import Table
 from station.live.config import TableConfig
 from station.live.journal import Journal
+from station.shared.sections import ConfigError
 from tests.service.kit import make_config, serve
 
 FAST = SimSettings(

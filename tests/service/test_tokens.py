@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from station.cli import main
-from station.live.config import TokenEntry
-from station.live.tokens import TokenStore, allows, read_token_file, token_hash
+from station.shared.config import TokenEntry
+from station.shared.tokens import TokenStore, allows, read_token_file, token_hash
 from tests.conftest import run_station
 
 

@@ -26,7 +26,7 @@ from station.core.events import (
     VOCABULARY,
 )
 from station.core.table import BAD_INPUT, Table
-from station.live.tokens import ROLES
+from station.shared.tokens import ROLES
 from tests.readerkit import wait_until
 from tests.service.kit import Running, make_config, serve
 

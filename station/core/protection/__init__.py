@@ -3,7 +3,7 @@
 Pure statistics and bookkeeping over the card order of the journal (burns included):
 `sequence` finds runs in the order of an earlier shoe or of a new deck, `shuffle`
 scores how well a shoe was shuffled from the previous one's discards, `watch` turns
-committed events and verdicts into alerts. The live station (`station.live.protection`)
+committed events and verdicts into alerts. The live station (`station.live.protection.monitor`)
 and `station protect` drive `Protector`; neither decides anything the rules core does.
 """
 

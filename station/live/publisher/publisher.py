@@ -1,7 +1,7 @@
 """The floor publisher: every committed journal row, in order, exactly once, to JetStream.
 
 The journal is the record; the broker is transport. The publisher runs off the verdict
-path (in a process of its own, `station.live.floor.process`): the writer only tells it
+path (in a process of its own, `station.live.publisher.process`): the writer only tells it
 "rows were committed" (`committed`, a no-op while it is busy), and it reads the rows back
 from the journal file on its own read-only connection, so a slow or absent broker costs
 the table nothing but the floor's delay. Rows wait in the journal.
@@ -48,7 +48,8 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, NotFoundError
 
 from station.core.snapshot import TableSnapshot
-from station.live.floor.messages import (
+from station.live.publisher.settings import FloorConfig
+from station.shared.messages import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     WRONG_LAST_SEQUENCE,
     Alert,
@@ -60,10 +61,9 @@ from station.live.floor.messages import (
     inbox_prefix,
     journal_subject,
 )
-from station.live.floor.settings import FloorConfig
-from station.live.journal import GENESIS, Pending, Row, _row, notice, now_ts
+from station.shared.rows import GENESIS, Pending, Row, notice, now_ts, row_of
 
-log = logging.getLogger("station.live.floor")
+log = logging.getLogger("station.live.publisher")
 
 #: Rows read from the journal at a time.
 READ_BATCH = 256
@@ -190,7 +190,7 @@ class JournalTail:
         cur = self._conn().execute(
             "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
         )
-        return [_row(r) for r in cur]
+        return [row_of(r) for r in cur]
 
     def hash_at(self, seq: int) -> str | None:
         found = self._conn().execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
@@ -217,7 +217,7 @@ class JournalTail:
 
 class Publisher:
     """One table's publisher, run as a task of an event loop (`run`). The station gives
-    it a process of its own (`station.live.floor.process`); the benchmark runs many in
+    it a process of its own (`station.live.publisher.process`); the benchmark runs many in
     one loop."""
 
     def __init__(

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from station.live.floor_service.decisions import (
+from station.floor.decisions import (
     Decision,
     DecisionRefused,
     checked_reason,
@@ -21,7 +21,7 @@ from station.live.floor_service.decisions import (
 )
 
 if TYPE_CHECKING:
-    from station.live.floor_service.archive import Committed, FloorRow
+    from station.floor.archive import Committed, FloorRow
 
 log = logging.getLogger("station.floor.archive")
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from station.live.journal import VERDICT_KEYS, Row, row_hash
+from station.shared.rows import VERDICT_KEYS, Row, row_hash
 
 if TYPE_CHECKING:  # nats is imported only by what talks to the broker (the config is not)
     from nats.js.api import StreamConfig

@@ -1,6 +1,6 @@
-"""The floor publisher's process: `python -m station.live.floor.worker CONTROL_FD WAKE_FD`.
+"""The floor publisher's process: `python -m station.live.publisher.worker CONTROL_FD WAKE_FD`.
 
-Started by the station (`station.live.floor.process.FloorProcess`), never by hand. It
+Started by the station (`station.live.publisher.process.FloorProcess`), never by hand. It
 reads its settings from the control socket, runs one `Publisher`, wakes it at each byte
 on the wake pipe, and sends the station its status, notices to journal, log lines and
 questions for the table's state. It ends when the station says `stop`, or when the
@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
-from station.live.floor.process import encode
-from station.live.floor.publisher import BURST_GAP, FloorStatus, Publisher, TableState
-from station.live.floor.settings import FloorConfig
-from station.live.journal import Pending
+from station.live.publisher.process import encode
+from station.live.publisher.publisher import BURST_GAP, FloorStatus, Publisher, TableState
+from station.live.publisher.settings import FloorConfig
+from station.shared.rows import Pending
 
 #: Seconds between two looks at the publisher's status (sent when it changed).
 REPORT_EVERY = 0.1

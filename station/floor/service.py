@@ -35,7 +35,12 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from station.live.floor.messages import (
+from station.floor.archive import Archive, ArchiveError, Arrival, Committed
+from station.floor.board import Board
+from station.floor.config import FloorServiceConfig
+from station.floor.decisions import DecisionRefused
+from station.floor.protection import FloorProtection
+from station.shared.messages import (
     Alert,
     BadMessage,
     Heartbeat,
@@ -43,11 +48,6 @@ from station.live.floor.messages import (
     stream_config,
     wildcard,
 )
-from station.live.floor_service.archive import Archive, ArchiveError, Arrival, Committed
-from station.live.floor_service.board import Board
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.floor_service.decisions import DecisionRefused
-from station.live.floor_service.protection import FloorProtection
 
 log = logging.getLogger("station.floor")
 

@@ -39,28 +39,20 @@ from typing import Any
 import orjson
 
 from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
-from station.live.floor.messages import BadMessage, JournalMessage
-from station.live.floor_service.decisions import (
+from station.floor.decisions import (
     DECISION_TABLE,
     Decision,
     DecisionRefused,
     read_decisions,
 )
-from station.live.floor_service.supervision import Supervised
-from station.live.floor_service.tip import Tip
-from station.live.journal import (
-    GENESIS,
-    VERDICT_KEYS,
-    Row,
-    Unstorable,
-    event_text,
-    now_ts,
-    row_hash,
-)
+from station.floor.supervision import Supervised
+from station.floor.tip import Tip
+from station.shared.messages import BadMessage, JournalMessage
+from station.shared.rows import GENESIS, VERDICT_KEYS, Row, Unstorable, event_text, now_ts, row_hash
 
 log = logging.getLogger("station.floor.archive")
 
-#: The actor of a station's game-protection notices (`station.live.protection.ACTOR`).
+#: The actor of a station's game-protection notices (`station.live.protection.monitor.ACTOR`).
 PROTECTION_ACTOR = "protection"
 
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another

@@ -1,5 +1,5 @@
 """The floor service's TOML config (`station floor --config FILE`): a file of its own,
-typed like the station's (`drivers.config.Section`: strict, unknown keys refused, every
+typed like the station's (`station.shared.sections.Section`: strict, unknown keys refused, every
 error naming the file, the section and the key). `config/floor.example.toml` shows every
 key with its default (a test keeps it in step with these models).
 
@@ -21,11 +21,12 @@ from pydantic import (
     model_validator,
 )
 
-from drivers.config import ConfigError, Problem, Section, bounds, describe, read_toml
 from station.core.protection import FALSE_ALARM_BUDGET
-from station.live.config import LogConfig, TokenEntry, _resolve, parse_bind
-from station.live.floor.messages import OFFLINE_AFTER, STREAM, check_token
-from station.live.floor.settings import BrokerLogin
+from station.shared.broker_login import BrokerLogin
+from station.shared.config import LogConfig, TokenEntry, parse_bind
+from station.shared.config import resolve as _resolve
+from station.shared.messages import OFFLINE_AFTER, STREAM, check_token
+from station.shared.sections import ConfigError, Problem, Section, bounds, describe, read_toml
 
 __all__ = [
     "ArchiveConfig",

@@ -25,8 +25,8 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
-from drivers.config import describe
-from station.live.config import ROLES, ConfigError, TokenEntry
+from station.shared.config import ROLES, TokenEntry
+from station.shared.sections import ConfigError, describe
 
 RANK = {role: rank for rank, role in enumerate(ROLES)}  # viewer < dealer < supervisor < rig
 

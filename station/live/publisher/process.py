@@ -6,7 +6,7 @@ writer and the WebSocket fan-out whenever cards come close together. In a proces
 own it runs on the other core and the station's only cost is one byte written to a pipe
 per committed batch.
 
-The station and the publisher (`station.live.floor.worker`) talk over two channels:
+The station and the publisher (`station.live.publisher.worker`) talk over two channels:
 
 - the wake pipe (station -> publisher): one byte per committed batch, written without
   blocking; a full pipe already holds a wake, so nothing is lost by dropping one;
@@ -35,11 +35,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.live.floor.publisher import FloorStatus, TableState
-from station.live.floor.settings import FloorConfig
-from station.live.journal import Pending
+from station.live.publisher.publisher import FloorStatus, TableState
+from station.live.publisher.settings import FloorConfig
+from station.shared.rows import Pending
 
-log = logging.getLogger("station.live.floor")
+log = logging.getLogger("station.live.publisher")
 
 #: The publisher's priority where SCHED_IDLE cannot be had (nice): below the station's.
 NICE = 10
@@ -113,7 +113,7 @@ class FloorProcess:
                 [
                     sys.executable,
                     "-m",
-                    "station.live.floor.worker",
+                    "station.live.publisher.worker",
                     str(theirs.fileno()),
                     str(wake_read),
                 ],

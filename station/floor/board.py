@@ -32,13 +32,13 @@ import orjson
 
 from station.core.snapshot import TableSnapshot, take
 from station.core.table import EXPLANATIONS, Table
-from station.live.floor.messages import Alert as StationAlert
-from station.live.floor.messages import Heartbeat
-from station.live.floor_service.archive import Alert, Archive, Committed, FloorRow
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.floor_service.decisions import Decision
-from station.live.floor_service.tip import Tip
-from station.live.journal import CREATED
+from station.floor.archive import Alert, Archive, Committed, FloorRow
+from station.floor.config import FloorServiceConfig
+from station.floor.decisions import Decision
+from station.floor.tip import Tip
+from station.shared.messages import Alert as StationAlert
+from station.shared.messages import Heartbeat
+from station.shared.rows import CREATED
 
 log = logging.getLogger("station.floor")
 

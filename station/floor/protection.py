@@ -36,11 +36,11 @@ from typing import Any
 import orjson
 
 from station.core.protection import SHOE_SEQUENCE, Alert, Protector, run_length
-from station.live.floor_service.archive import ALERTS_KEPT, FloorRow, read_alerts, shoe_of
-from station.live.floor_service.archive import Alert as FloorAlert
-from station.live.floor_service.config import FloorServiceConfig
-from station.live.journal import CREATED, now_ts
-from station.live.protection_index import ProtectionIndexError, SqliteHistory
+from station.floor.archive import ALERTS_KEPT, FloorRow, read_alerts, shoe_of
+from station.floor.archive import Alert as FloorAlert
+from station.floor.config import FloorServiceConfig
+from station.shared.protection_index import ProtectionIndexError, SqliteHistory
+from station.shared.rows import CREATED, now_ts
 
 log = logging.getLogger("station.floor.protection")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from drivers.config import Section
 from station.core.protection import ALERT_CODES, DEFAULT_THRESHOLD, FALSE_ALARM_BUDGET
+from station.shared.sections import Section
 
 
 class ProtectionConfig(Section):

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from station.core.protection import Alert, Protector, run_length
-from station.live.journal import Row, notice
-from station.live.protection_index import ProtectionIndexError, SqliteHistory
+from station.shared.protection_index import ProtectionIndexError, SqliteHistory
+from station.shared.rows import Row, notice
 
 if TYPE_CHECKING:
     from station.live.service import Station
 
-log = logging.getLogger("station.live.protection")
+log = logging.getLogger("station.live.protection.monitor")
 
 ACTOR = "protection"
 #: Alerts kept for `/api/protection` (the dashboard after a reload).
