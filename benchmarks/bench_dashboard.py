@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from drivers.sim.dealer import simulate
+from drivers.sim.stream import simulate
 from station.core.roads import scoreboards
 from tests.browser.pit import deal_rounds, login, send
 from tests.service.kit import make_config, serve

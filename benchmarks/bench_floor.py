@@ -49,7 +49,8 @@ from nats.js.api import StreamConfig
 
 from devkit.broker import ADMIN_USER, Broker, free_port, render_config
 from station.core.table import Table
-from station.floor.archive import Committed, lag_seconds
+from station.floor.archive import Committed
+from station.floor.arrival import lag_seconds
 from station.floor.config import ArchiveConfig, BrokerConfig, FloorServiceConfig
 from station.floor.service import FloorService
 from station.live.journal import Journal

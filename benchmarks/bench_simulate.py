@@ -12,7 +12,8 @@ import time
 
 import orjson
 
-from drivers.sim.dealer import parse_faults, simulate
+from drivers.sim.faults import parse_faults
+from drivers.sim.stream import simulate
 
 EVENTS = 128_000
 RUNS = 3

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from drivers.base import CardReader
     from drivers.config import ReaderConfig
 
-#: Builds a reader from its configuration (raises `drivers.config.ConfigError` when its
+#: Builds a reader from its configuration (raises `station.shared.sections.ConfigError` when its
 #: own `[reader.NAME]` settings are wrong).
 ReaderFactory = Callable[["ReaderConfig"], "CardReader"]
 

@@ -34,7 +34,7 @@ class ReaderSink(Protocol):
 
 @runtime_checkable
 class TableViewSink(ReaderSink, Protocol):
-    """A sink that also shows the table: the station's (`station.live.service.ReaderBridge`).
+    """A sink that also shows the table: the station's (`station.live.readers.ReaderBridge`).
     A driver that plays against the station (the `sim` dealer bot) needs it; it checks with
     `isinstance(sink, TableViewSink)` at start and refuses any other sink."""
 

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+EXIT_INTERRUPTED = 130
+
 #: Subcommand modules under station.commands, in the order `station --help` lists them.
 COMMANDS = (
     "replay",
@@ -23,6 +25,7 @@ COMMANDS = (
     "run",
     "floor",
     "journal",
+    "config",
     "token",
     "sim_shoe",
     "calibrate",
@@ -61,7 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     named = argv[0].replace("-", "_") if argv and not argv[0].startswith("-") else None
     args = build_parser(named if named in COMMANDS else None).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
-    return func(args)
+    try:
+        return func(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: a service has shut down cleanly by then (uvicorn stops the station, then
+        # raises the signal again); a traceback would only hide that. 130 = 128 + SIGINT,
+        # what a shell reports for a command stopped by Ctrl-C.
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from drivers.sim.dealer import FAULT_ERRORS
+from drivers.sim.faults import FAULT_ERRORS
 from station.core.table import Table
 from station.live.replay import verdict_lines
 from tests.conftest import run_station

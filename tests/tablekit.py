@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from station.core.table import Table, Verdict
+from station.core.table import Table
+from station.core.verdicts import Verdict
 
 WORDS: dict[str, dict[str, Any]] = {
     "shoe": {"type": "shoe"},

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.plain_games import PlainGameTable
-from drivers.sim.dealer import applicable_faults, simulate
+from drivers.sim.faults import applicable_faults
 from drivers.sim.shoe import MIN_CUT_DEPTH
+from drivers.sim.stream import simulate
 from station.core.cards import ALL_CARDS
 from station.core.table import Table
 

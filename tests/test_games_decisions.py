@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from station.core import events as ev
-from station.core.table import Table, Verdict
+from station.core.table import Table
+from station.core.verdicts import Verdict
 from tests.tablekit import card_of
 
 GAMES = ["punto_banco", "chemin_de_fer", "baccarat_banque"]

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from station.core.cards import ALL_CARDS
 from station.core.games import BURNS, CUT_POLICIES, GAMES, HAND_NAMES
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import ACTIONS, ERRORS, REJECTIONS, Table
+from station.core.table import ACTIONS, Table
+from station.core.verdicts import ERRORS, REJECTIONS
 
 VERDICT_KEYS = {"ok", "error", "role", "round", "result", "voided_round"}
 

@@ -13,7 +13,8 @@ import itertools
 import pytest
 
 from station.core.games import BACCARAT_BANQUE, CHEMIN_DE_FER, GAMES, PUNTO_BANCO
-from station.core.table import Table, Verdict
+from station.core.table import Table
+from station.core.verdicts import Verdict
 from tests.tablekit import card_of, two_cards
 
 # games.md, "Draw verdicts": the ponte rule on a two-card total (8, 9: naturals).

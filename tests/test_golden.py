@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from drivers.sim.dealer import FAULTS, GATED_ONLY
+from drivers.sim.faults import FAULTS, GATED_ONLY
 from tests.conftest import run_station
 
 GOLDEN = Path(__file__).parent / "golden"

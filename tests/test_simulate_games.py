@@ -2,7 +2,7 @@
 dealer on stacked shoes, `station simulate --game`, and hypothesis properties of the
 real `Table` over simulated chemin de fer and baccarat banque streams.
 
-The dealer deals from its own tables (`drivers.sim.dealer.PONTE`, `BANKER_CELLS`) and
+The dealer deals from its own tables (`drivers.sim.turns.PONTE`, `BANKER_CELLS`) and
 the oracle (`benchmarks/plain_games.py`) from its own: neither shares code with
 `station.core`, so where they agree with the table, a mistake would have to be made
 three times.
@@ -21,18 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.plain_games import PlainGameTable
-from drivers.sim.dealer import (
+from drivers.sim.dealer import Dealer
+from drivers.sim.deals import DEALS
+from drivers.sim.faults import (
     ALL_FAULTS,
-    DEALS,
     FAULT_ERRORS,
     OPTION_FAULTS,
-    Dealer,
     FaultSpecError,
     applicable_faults,
     parse_faults,
-    simulate,
 )
 from drivers.sim.shoe import MIN_CUT_DEPTH, VirtualShoe
+from drivers.sim.stream import simulate
 from tests.conftest import run_station
 from tests.simkit import check_each_verdict, replay_twice, shoes, simulate_then_replay, table_for
 from tests.spec import ROOT, examples_file, matches

@@ -12,10 +12,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drivers.sim.dealer import applicable_faults, simulate
+from drivers.sim.faults import applicable_faults
 from drivers.sim.shoe import MIN_CUT_DEPTH
+from drivers.sim.stream import simulate
 from station.core.cards import BURN_VALUE
-from station.core.table import CUT_POLICIES
+from station.core.games import CUT_POLICIES
 from tests.simkit import check_each_verdict, replay_twice, shoes, table_for
 from tests.test_simulated import drawn
 

@@ -10,15 +10,14 @@ from typing import Any
 
 import pytest
 
-from drivers.sim.dealer import (
+from drivers.sim.dealer import Dealer
+from drivers.sim.faults import (
     FAULT_ERRORS,
     FAULTS,
     GATED_ONLY,
-    Dealer,
     FaultSpecError,
     applicable_faults,
     parse_faults,
-    simulate,
 )
 from drivers.sim.shoe import (
     CUT_CARD,
@@ -28,6 +27,7 @@ from drivers.sim.shoe import (
     parse_cut_depth,
     resolve_cut_depth,
 )
+from drivers.sim.stream import simulate
 from station.core.cards import ALL_CARDS
 from station.core.table import Table
 from tests.conftest import CliResult, run_station, spawn_station

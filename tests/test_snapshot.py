@@ -7,7 +7,8 @@ import orjson
 import pytest
 
 from station.core.snapshot import take
-from station.core.table import LATER_KEPT, Table
+from station.core.suspension import LATER_KEPT
+from station.core.table import Table
 from tests.tablekit import BURNED, play
 
 

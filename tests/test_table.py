@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from station.core.table import EXPLANATIONS, Table
+from station.core.table import Table
+from station.core.words import EXPLANATIONS
 from tests.tablekit import BURNED, errors, event, play, roles
 
 # A complete natural round after BURNED + close: player 9, banker 2.
@@ -293,9 +294,9 @@ def test_ungated_cut_mid_round_one_more() -> None:
 
 
 def test_every_code_has_an_explanation() -> None:
-    from station.core import table
+    from station.core import verdicts
 
-    for code in (*table.ERRORS, *table.REJECTIONS):
+    for code in (*verdicts.ERRORS, *verdicts.REJECTIONS):
         assert EXPLANATIONS[code]
 
 

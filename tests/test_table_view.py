@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.sim.dealer import simulate
+from drivers.sim.stream import simulate
 from station.core.snapshot import TableSnapshot, take
 from station.core.table import Table
 from tests.test_differential import streams

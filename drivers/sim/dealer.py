@@ -1,4 +1,4 @@
-"""A seeded simulated dealer: deals virtual shoes by the rules and writes the event stream.
+"""The simulated dealer: deals virtual shoes by the rules (and by its mistakes) as events.
 
 The dealer plays a shoe the way a dealer at a Punto Banco table does: `shoe`, the burn
 reveal and its burns, then rounds (`close_bets`, P1 B1 P2 B2, third cards by the
@@ -14,82 +14,19 @@ Every event is a replay-format dict with extra keys the rules ignore:
 - `fault`: the injected fault's name, on the event that commits it;
 - `expect`: the error code the station must give on that event (absent: no error).
 
-So for every event of a stream, `verdict["error"] == event.get("expect")`.
+So for every event of a stream, `verdict["error"] == event.get("expect")`. The faults,
+where each can strike and how the supervisor answers it, are `drivers.sim.faults`'s.
 
-Faults (the `faults` keys, rates in 0..1: the chance of the fault at each point where it
-can happen). "Gated only": at an ungated table the same mistake is a legal event (a card
-after a complete round opens the next round, a burn card too many is round 1's P1, and
-there is no `close_bets` to check), so no station could flag it, and asking for it with
-`gated=False` is an error.
-
-- `extra_third` (gated only; each complete round in which a side stood, unless it was
-  the shoe's last round): the dealer draws a third card the tableau did not allow, after
-  the round is complete. The station: UNEXPECTED_CARD on that card (no reader can tell an
-  extra card from a correct one in the middle of a round). Supervisor: `resume`, the card
-  is set aside and the completed round stands.
-- `missing_third` (gated only; each round that has a third card due, unless it is the
-  shoe's last round): the dealer skips the third card and closes betting for the next
-  round. The station: MISSING_CARD on `close_bets`. Supervisor: `resume`; the dealer
-  draws the third card(s) still due and closes betting again.
-- `short_burn` (gated only; each shoe): the dealer burns 1..N fewer cards than the burn
-  reveal says and closes betting. The station: BURN_INCOMPLETE on `close_bets`.
-  Supervisor: `resume`; the dealer burns the rest and closes betting again.
-- `over_burn` (gated only; each shoe): the dealer burns one card too many. The station:
-  BURN_EXCESS on that card. Supervisor: `resume`, the card stays in the discard.
-- `early_card` (gated only; each round): the dealer draws the round's first card before
-  betting closed. The station: UNEXPECTED_CARD on it (BURN_EXCESS before round 1).
-  Supervisor: `resume`, the card is set aside; betting closes and the round is dealt
-  from the next card.
-- `unreadable` (each card out of the shoe for the burn or a hand): the reader cannot
-  identify the card (`"card": null`). The station: UNREADABLE_CARD. Supervisor: `resume`
-  with the card read by eye (`"card": CODE`), which the station places where it was due.
-- `foreign` (each card due, once some code has all `decks` copies out of the shoe): a
-  card from another shoe comes out instead. A foreign card is only detectable as one
-  copy too many, so its code is one whose copies are all out. The station:
-  EXCESS_COPIES. Supervisor: `resume`, the card is taken out of play and the dealer
-  draws the card due from the shoe.
-- `while_suspended` (each time another fault suspends the table): the dealer, not
-  noticing the suspension, draws the next card. The station: CARD_WHILE_SUSPENDED.
-  The card is set aside; the supervisor's reaction to the first fault follows.
-- `disconnect` (each card due): the reader drops off before the card comes out
-  (`{"type": "fault"}`, written by the live service). The station: SCANNER_FAULT.
-  Supervisor: once the reader is back, `void` if a round is being dealt (cards may
-  have come out unseen, so the round cannot be finished correctly), else `resume`.
-
-Faults that take a card out of the shoe (`extra_third`, `over_burn`, `early_card`,
-`while_suspended`) are only injected while enough cards remain to finish the shoe (and,
-at cut policy `stop`, not when the card would bring out the cut card between rounds,
-which finishes the shoe at once).
-
-Games (games.md): `punto_banco` as above; `chemin_de_fer` and `baccarat_banque` (the
-cercle games: 6 decks, burn `none`, cut policy `stop` unless told otherwise) have
-options. At a hand's option (O) the hand draws with the chance `option_draw` (a seeded
-stream of its own) and the dealer records it as
+Games (games.md, `drivers.sim.deals`): `punto_banco` as above; `chemin_de_fer` and
+`baccarat_banque` (the cercle games: 6 decks, burn `none`, cut policy `stop` unless told
+otherwise) have options. At a hand's option (O) the hand draws with the chance
+`option_draw` (a seeded stream of its own) and the dealer records it as
 `{"type": "decision", "hand": ..., "draw": ...}` (sometimes without `hand`, which means
-the hand whose turn it is) before any card moves. The dealer reads the ponte rule, the
-banker's cells and the two-tableaux rule from its own tables (`PONTE`, `BANKER_CELLS`
-below), never from the station's. At a burn `none` table `short_burn` and `over_burn`
-cannot happen (no burn) and `early_card` before round 1 is UNEXPECTED_CARD. Two more
-faults, for the games with options only (punto banco has none: a decision there only
-confirms what the tableau fixes):
+the hand whose turn it is) before any card moves. Whose turn it is, and whether it waits
+for a card or a decision, the dealer reads from its own tables (`drivers.sim.turns`).
 
-- `decision_missing` (each option): the dealer draws the card without recording the
-  hand's decision. The station: DECISION_MISSING, the card is held. Supervisor:
-  `resume` with the hand's decision (`"decision": {...}`), which places the held card
-  where it is then due; when that is at the next hand's option the resume is
-  DECISION_MISSING again and the supervisor resumes with that hand's decision too.
-  When the decision would complete the round (the held card is due nowhere) the
-  supervisor resumes plainly (the card is set aside) and the dealer records the
-  decision. An unreadable card there is resumed with the decision and the card read by
-  eye.
-- `refused_decision` (each turn that waits): the dealer records a decision the rules
-  forbid: standing where the hand must draw (M, or after deciding to draw), or drawing
-  for a hand that stood (F, or on a natural). The station: DECISION_NOT_ALLOWED (a
-  rejection: nothing changes, nobody needs to act).
-
-Determinism: all randomness comes from one `random.Random(seed)`. It seeds two streams:
-one shuffles the shoes, the other decides the faults, so a seed gives the same first shoe
-whatever the fault rates, and the same arguments give the same stream, event for event.
+The dealer draws its faults and its options' draws from random streams it is given;
+`drivers.sim.stream.simulate` seeds them and hands it shoe after shoe.
 """
 
 from __future__ import annotations
@@ -97,23 +34,16 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from drivers.sim.shoe import (
-    CUT_CARD,
-    DEFAULT_CUT_DEPTH,
-    MIN_CUT_DEPTH,
-    CutDepth,
-    VirtualShoe,
-    parse_shuffle_model,
-    reshuffled,
-    resolve_cut_depth,
-)
+from drivers.sim.deals import BURNS, CUT_POLICIES, Burn, CutPolicy, deal_of
+from drivers.sim.faults import DECISION_MISSING, DECISION_NOT_ALLOWED, check_faults
+from drivers.sim.shoe import CUT_CARD, MIN_CUT_DEPTH, VirtualShoe
+from drivers.sim.turns import Turns
 from station.core import events as ev
-from station.core.cards import ALL_CARDS, BURN_VALUE, POINTS
+from station.core.cards import BURN_VALUE, POINTS
 from station.core.rules import PUNTO_BANCO, Tableau
-from station.core.table import (
+from station.core.verdicts import (
     BURN_EXCESS,
     BURN_INCOMPLETE,
     CARD_WHILE_SUSPENDED,
@@ -127,233 +57,7 @@ from station.core.table import (
 #: An event of the vocabulary (`station.core.events`) with the dealer's extra keys.
 Event = Mapping[str, Any]
 
-#: The codes of games.md's decisions, spelled here from the spec (the dealer's own reading).
-DECISION_MISSING = "DECISION_MISSING"
-DECISION_NOT_ALLOWED = "DECISION_NOT_ALLOWED"
-
-CutPolicy = Literal["one_more", "last_round", "stop"]
-CUT_POLICIES: tuple[CutPolicy, ...] = ("one_more", "last_round", "stop")
-Burn = Literal["reveal", "none"]
-BURNS: tuple[Burn, ...] = ("reveal", "none")
-
-
-@dataclass(frozen=True)
-class GameDeal:
-    """How the dealer deals a game (games.md), in the dealer's own words."""
-
-    name: str
-    hands: tuple[str, ...]  # turn order: the ponte(s) first, the banker last
-    first: tuple[tuple[str, str], ...]  # (role, hand) of the first cards, in deal order
-    decks: int
-    burn: Burn
-    cut_policy: CutPolicy
-    options: bool  # whether a hand may have an option (so decisions to record)
-
-
-#: The games the dealer deals, keyed by name (punto banco first).
-DEALS: dict[str, GameDeal] = {
-    deal.name: deal
-    for deal in (
-        GameDeal(
-            "punto_banco",
-            ("player", "banker"),
-            (("P1", "player"), ("B1", "banker"), ("P2", "player"), ("B2", "banker")),
-            8,
-            "reveal",
-            "one_more",
-            False,
-        ),
-        GameDeal(
-            "chemin_de_fer",
-            ("player", "banker"),
-            (("P1", "player"), ("B1", "banker"), ("P2", "player"), ("B2", "banker")),
-            6,
-            "none",
-            "stop",
-            True,
-        ),
-        GameDeal(
-            "baccarat_banque",
-            ("tableau1", "tableau2", "banker"),
-            (
-                ("T1.1", "tableau1"),
-                ("T2.1", "tableau2"),
-                ("B.1", "banker"),
-                ("T1.2", "tableau1"),
-                ("T2.2", "tableau2"),
-                ("B.2", "banker"),
-            ),
-            6,
-            "none",
-            "stop",
-            True,
-        ),
-    )
-}
-GAME_NAMES = tuple(DEALS)
-
-#: The ponte's verdict on its two-card total (games.md, "Ponte rule"): 0-4 M, 5 O, 6-7 F.
-PONTE = "MMMMMOFF"
-#: The banker's cell: its two-card total -> the verdict against a ponte's third card
-#: 0..9, then (index 10) against a ponte that stood.
-BANKER_CELLS = {
-    0: "MMMMMMMMMMM",
-    1: "MMMMMMMMMMM",
-    2: "MMMMMMMMMMM",
-    3: "MMMMMMMMFOM",
-    4: "FFMMMMMMFFM",
-    5: "FFFFOMMMFFM",
-    6: "FFFFFFMMFFF",
-    7: "FFFFFFFFFFF",
-}
-_STOOD = 10
-
-#: The fault names, in the order the docs list them (the `--faults` keys).
-FAULTS = (
-    "extra_third",
-    "missing_third",
-    "short_burn",
-    "over_burn",
-    "early_card",
-    "unreadable",
-    "foreign",
-    "while_suspended",
-    "disconnect",
-)
-#: The faults at an option, for the games that have options (see the module docstring).
-OPTION_FAULTS = ("decision_missing", "refused_decision")
-#: Every fault name, in the order the docs list them.
-ALL_FAULTS = FAULTS + OPTION_FAULTS
-#: Faults that only a gated table can detect (see the module docstring).
-GATED_ONLY = frozenset({"extra_third", "missing_third", "short_burn", "over_burn", "early_card"})
-#: Faults that need a burn (`burn = "reveal"`).
-BURN_ONLY = frozenset({"short_burn", "over_burn"})
-#: The error code(s) each fault makes the station give.
-FAULT_ERRORS: dict[str, tuple[str, ...]] = {
-    "extra_third": (UNEXPECTED_CARD,),
-    "missing_third": (MISSING_CARD,),
-    "short_burn": (BURN_INCOMPLETE,),
-    "over_burn": (BURN_EXCESS,),
-    "early_card": (UNEXPECTED_CARD, BURN_EXCESS),
-    "unreadable": (UNREADABLE_CARD,),
-    "foreign": (EXCESS_COPIES,),
-    "while_suspended": (CARD_WHILE_SUSPENDED,),
-    "disconnect": (SCANNER_FAULT,),
-    "decision_missing": (DECISION_MISSING,),
-    "refused_decision": (DECISION_NOT_ALLOWED,),
-}
-
 _HAND_ROLES = ("P1", "B1", "P2", "B2")
-
-
-class FaultSpecError(ValueError):
-    """A `--faults` spec or a `faults` mapping that names no fault or has a bad rate."""
-
-
-def _deal_of(game: str) -> GameDeal:
-    try:
-        return DEALS[game]
-    except KeyError:
-        raise ValueError(f"unknown game {game!r} (games: {', '.join(GAME_NAMES)})") from None
-
-
-def applicable_faults(
-    gated: bool, game: str = "punto_banco", burn: Burn | None = None
-) -> tuple[str, ...]:
-    """The faults a table with this gating, game and burn can detect, hence the ones worth
-    injecting (`burn` None: the game's)."""
-    deal = _deal_of(game)
-    names = ALL_FAULTS if deal.options else FAULTS
-    unfit = set() if gated else set(GATED_ONLY)
-    if (deal.burn if burn is None else burn) == "none":
-        unfit |= BURN_ONLY
-    return tuple(f for f in names if f not in unfit)
-
-
-def parse_faults(
-    spec: str, gated: bool = True, game: str = "punto_banco", burn: Burn | None = None
-) -> dict[str, float]:
-    """`"unreadable=0.02,foreign=0.1"` or `"all=0.05"` (later entries win) -> rates.
-
-    `all` sets every fault the table can detect (for an ungated table, the faults that
-    are not gated only; without a burn, not the burn's; the option faults only in a game
-    with options). Raises FaultSpecError naming the valid fault names.
-    """
-    rates: dict[str, float] = {}
-    valid = f"valid names: all, {', '.join(ALL_FAULTS)}"
-    if not spec.strip():
-        raise FaultSpecError(f"empty fault spec; write NAME=RATE[,NAME=RATE...] ({valid})")
-    for part in spec.split(","):
-        name, sep, value = (s.strip() for s in part.partition("="))
-        if not sep or not name:
-            raise FaultSpecError(f"{part.strip()!r} is not NAME=RATE ({valid})")
-        if name != "all" and name not in ALL_FAULTS:
-            raise FaultSpecError(f"unknown fault {name!r} ({valid})")
-        rate = _rate(name, value)
-        for fault in applicable_faults(gated, game, burn) if name == "all" else (name,):
-            rates[fault] = rate
-    check_faults(rates, gated, game, burn)
-    return rates
-
-
-def _rate(name: str, value: object) -> float:
-    try:
-        rate = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise FaultSpecError(
-            f"the rate of {name} must be a number in 0..1, got {value!r}"
-        ) from None
-    if not 0.0 <= rate <= 1.0:  # also refuses NaN
-        raise FaultSpecError(f"the rate of {name} must be in 0..1, got {value!r}")
-    return rate
-
-
-def check_faults(
-    faults: Mapping[str, float],
-    gated: bool,
-    game: str = "punto_banco",
-    burn: Burn | None = None,
-) -> dict[str, float]:
-    """Validated rates: known names, rates in 0..1, and only faults this table can detect
-    (no gated-only fault at an ungated table, no burn fault without a burn, no option
-    fault in punto banco).
-
-    A key `all` sets every fault this table can detect; named faults override it.
-    """
-    deal = _deal_of(game)
-    rates: dict[str, float] = {}
-    if "all" in faults:
-        rates = dict.fromkeys(applicable_faults(gated, game, burn), _rate("all", faults["all"]))
-    for name, value in faults.items():
-        if name == "all":
-            continue
-        if name not in ALL_FAULTS:
-            raise FaultSpecError(
-                f"unknown fault {name!r} (valid names: all, {', '.join(ALL_FAULTS)})"
-            )
-        rates[name] = _rate(name, value)
-    asked = sorted(n for n, r in rates.items() if r > 0)
-    fits = applicable_faults(gated, game, burn)
-    if not gated:
-        undetectable = [n for n in asked if n in GATED_ONLY]
-        if undetectable:
-            raise FaultSpecError(
-                f"{', '.join(undetectable)} cannot be detected at an ungated table (the card or "
-                f"close_bets is legal there); ungated faults: {', '.join(fits)}"
-            )
-    no_burn = [n for n in asked if n in BURN_ONLY and n not in fits]
-    if no_burn:
-        raise FaultSpecError(
-            f"{', '.join(no_burn)} cannot happen at a table with burn none (there is no "
-            f"burn); faults here: {', '.join(fits)}"
-        )
-    no_option = [n for n in asked if n in OPTION_FAULTS and not deal.options]
-    if no_option:
-        raise FaultSpecError(
-            f"{', '.join(no_option)} need a game with options (chemin_de_fer, "
-            f"baccarat_banque); {game} has none"
-        )
-    return rates
 
 
 class _RoundVoided(Exception):
@@ -363,11 +67,6 @@ class _RoundVoided(Exception):
 class _ShoeFinished(Exception):
     """At cut policy `stop` the cut card came out with no round in progress: the shoe is
     finished at once and the dealer stops dealing it."""
-
-
-#: The state of a hand's turn in a game with options: not reached yet, its third card due,
-#: its option waiting for the decision, over (it stood or drew).
-_WAIT, _CARD, _ASK, _OVER = "wait", "card", "ask", "over"
 
 
 class Dealer:
@@ -393,7 +92,7 @@ class Dealer:
         option_draw: float = 0.5,
         options: random.Random | int | None = None,
     ) -> None:
-        deal = _deal_of(game)
+        deal = deal_of(game)
         cut_policy = deal.cut_policy if cut_policy is None else cut_policy
         burn = deal.burn if burn is None else burn
         if cut_policy not in CUT_POLICIES:
@@ -435,8 +134,6 @@ class Dealer:
         self._rounds_done = 0
         self._number: int | None = None  # the round in progress
         self._hands: dict[str, list[str]] = {hand: [] for hand in self.deal.hands}
-        self._turn: dict[str, str] = {}
-        self._naturals: list[str] = []
         self._last_round: int | None = None
         self._finished = False
 
@@ -588,8 +285,6 @@ class Dealer:
     def _end_round(self) -> None:
         self._number = None
         self._hands = {hand: [] for hand in self.deal.hands}
-        self._turn = {}
-        self._naturals = []
         self._rounds_done += 1
 
     # -- the shoe's steps ----------------------------------------------------------------
@@ -696,70 +391,17 @@ class Dealer:
                 if index == 0 and not self.gated:
                     self._open()  # ungated: the first card placed opens the round
                 self._hands[first].append(card)
-            self._start_turns()
-            while (hand := self._open_turn()) is not None:
+            turns = Turns(self._hands)
+            while (hand := turns.waiting()) is not None:
                 if self._chance("refused_decision"):
-                    self._refused(hand)
-                if self._turn[hand] == _CARD:
-                    self._third(hand)
+                    self._refused(turns, hand)
+                if turns.card_due(hand):
+                    self._third(turns, hand)
                 else:
-                    self._option(hand)
+                    self._option(turns, hand)
         except _RoundVoided:
             return
         self._round_over(any(len(cards) == 2 for cards in self._hands.values()))
-
-    def _total(self, hand: str, cards: int = 3) -> int:
-        return sum(POINTS[c] for c in self._hands[hand][:cards]) % 10
-
-    def _start_turns(self) -> None:
-        """The first cards are placed: naturals, then the first turn opens."""
-        self._naturals = [h for h in self.deal.hands if self._total(h, 2) >= 8]
-        pontes = [h for h in self.deal.hands if h != "banker"]
-        if len(pontes) == 2:  # baccarat banque: a banker natural, or both tableaux, end it
-            over = "banker" in self._naturals or len(self._naturals) == 2
-        else:
-            over = bool(self._naturals)
-        self._turn = {hand: _OVER if over else _WAIT for hand in self.deal.hands}
-        self._pass_turns()
-
-    def _verdict(self, hand: str) -> str:
-        """M, F or O for the hand's turn (games.md), from the dealer's own tables."""
-        if hand in self._naturals:
-            return "F"  # a tableau settled by its natural stands, as at F
-        two = self._total(hand, 2)
-        if hand != "banker":
-            return PONTE[two]
-        cells = []
-        for ponte in self.deal.hands[:-1]:
-            if ponte in self._naturals:
-                continue  # settled: not live
-            third = self._hands[ponte][2:]
-            cells.append(BANKER_CELLS[two][POINTS[third[0]] if third else _STOOD])
-        if len(cells) == 1:
-            return cells[0]
-        may_draw, may_stand = "F" not in cells, "M" not in cells
-        if may_draw != may_stand:
-            return "M" if may_draw else "F"
-        return "O"  # both allowed, or the tableaux pull different ways: the banker's choice
-
-    def _pass_turns(self) -> None:
-        """Open the next turn that waits; F turns (and settled tableaux) pass at once."""
-        for hand in self.deal.hands:
-            state = self._turn[hand]
-            if state in (_CARD, _ASK):
-                return
-            if state == _OVER:
-                continue
-            verdict = self._verdict(hand)
-            if verdict == "F":
-                self._turn[hand] = _OVER
-                continue
-            self._turn[hand] = _CARD if verdict == "M" else _ASK
-            return
-
-    def _open_turn(self) -> str | None:
-        """The hand whose turn waits (for a card or a decision); None: the round is over."""
-        return next((h for h in self.deal.hands if self._turn[h] in (_CARD, _ASK)), None)
 
     def _decision(self, hand: str, draw: bool, named: bool | None = None) -> dict[str, Any]:
         """The decision as the event and a resume carry it: the hand named, or sometimes
@@ -772,20 +414,11 @@ class Dealer:
         said = self._decision(hand, draw)
         self._emit(ev.decision(draw, said.get("hand"), actor="dealer"))
 
-    def _decide(self, hand: str, draw: bool) -> None:
-        """Apply the decision of the hand whose option waits."""
-        if draw:
-            self._turn[hand] = _CARD
-        else:
-            self._turn[hand] = _OVER
-            self._pass_turns()
-
-    def _refused(self, waiting: str) -> None:
+    def _refused(self, turns: Turns, waiting: str) -> None:
         """A decision the rules forbid: stand where the card is due, or draw for a hand
         that stood (also on a natural)."""
-        choices = [(h, True) for h in self.deal.hands if self._turn[h] == _OVER
-                   and len(self._hands[h]) == 2]  # fmt: skip
-        if self._turn[waiting] == _CARD:
+        choices = [(h, True) for h in turns.stood()]
+        if turns.card_due(waiting):
             choices.append((waiting, False))
         if not choices:
             return
@@ -803,31 +436,30 @@ class Dealer:
             )
         )
 
-    def _third(self, hand: str) -> None:
+    def _third(self, turns: Turns, hand: str) -> None:
         """The hand's third card is due (M, or it decided to draw)."""
         if self.gated and not self._is_last() and self._chance("missing_third"):
             self._emit(ev.close_bets(actor="dealer", fault="missing_third", expect=MISSING_CARD))
             self._suspended()
             self._emit(ev.resume(actor="supervisor"))
-        self._placed_third(hand, self._deal())
+        self._placed_third(turns, hand, self._deal())
 
-    def _placed_third(self, hand: str, card: str) -> None:
+    def _placed_third(self, turns: Turns, hand: str, card: str) -> None:
         """The hand's third card is placed: its turn is over, the next one opens."""
         self._hands[hand].append(card)
-        self._turn[hand] = _OVER
-        self._pass_turns()
+        turns.drew(hand)
 
-    def _option(self, hand: str) -> None:
+    def _option(self, turns: Turns, hand: str) -> None:
         """The hand's option: it draws with the chance `option_draw`; the dealer records the
         decision (or forgets to, and draws the card)."""
         draw = self._options.random() < self.option_draw
         if self._chance("decision_missing"):
-            self._unannounced(hand, draw)
+            self._unannounced(turns, hand, draw)
             return
         self._record(hand, draw)
-        self._decide(hand, draw)
+        turns.decide(hand, draw)
 
-    def _unannounced(self, hand: str, draw: bool) -> None:
+    def _unannounced(self, turns: Turns, hand: str, draw: bool) -> None:
         """A card out at an option with no decision: held (DECISION_MISSING), or flagged as
         unreadable; the supervisor resumes with the hand's decision, which places the card
         where it is then due (maybe held again at the next option)."""
@@ -848,9 +480,8 @@ class Dealer:
             shown = card if carried else None  # the resume carries the card read by eye
             target = hand
             if not draw:
-                self._turn[hand] = _OVER
-                self._pass_turns()
-                after = self._open_turn()
+                turns.decide(hand, False)
+                after = turns.waiting()
                 if after is None:
                     # The decision would complete the round: no resume may carry it while a
                     # card is held (or carried). The supervisor resumes plainly, the card
@@ -862,9 +493,9 @@ class Dealer:
             decision = self._decision(hand, draw)
             if carried:
                 self._count(card)
-            if draw or self._turn[target] == _CARD:
+            if draw or turns.card_due(target):
                 self._emit(ev.resume(shown, decision=decision, actor="supervisor"))
-                self._placed_third(target, card)
+                self._placed_third(turns, target, card)
                 return
             # The next hand's option waits too: the card is held again.
             self._emit(
@@ -878,74 +509,3 @@ class Dealer:
             )
             self._suspended()
             hand, draw, carried = target, self._options.random() < self.option_draw, False
-
-
-def simulate(
-    seed: int,
-    decks: int | None = None,
-    shoes: int = 1,
-    cut_depth: CutDepth = DEFAULT_CUT_DEPTH,
-    faults: Mapping[str, float] | None = None,
-    gated: bool = True,
-    cut_policy: CutPolicy | None = None,
-    rounds: int | None = None,
-    game: str = "punto_banco",
-    burn: Burn | None = None,
-    option_draw: float = 0.5,
-    shuffle: str | None = None,
-) -> Iterator[Event]:
-    """The events of `shoes` shoes dealt by a simulated dealer, reproducible from `seed`.
-
-    `game` is one of GAME_NAMES; `decks`, `cut_policy` and `burn` default to the game's
-    (punto banco: 8, one_more, reveal; the cercle games: 6, stop, none). `cut_depth` is
-    the number of cards behind the cut card (int) or that fraction of the shoe (float
-    in 0..1); `faults` maps fault names to rates (see the module docstring; a key `all`
-    sets every fault this table can detect, named faults override it); `rounds` caps
-    the rounds of each shoe, after which the supervisor ends the shoe; `option_draw` is
-    the chance that a hand with an option draws. `shuffle` (a model of `parse_shuffle_model`,
-    e.g. "riffle:1"): each shoe after the first is its previous shoe's cards (dealt order
-    first) shuffled by it, as a dealer shuffles the discards; None (the default): every
-    shoe is new decks shuffled fairly. Arguments are checked before the first event
-    (ValueError / FaultSpecError).
-    """
-    deal = _deal_of(game)
-    decks = deal.decks if decks is None else decks
-    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
-        raise ValueError(f"decks must be a whole number of at least 1, got {decks!r}")
-    if shoes < 0:
-        raise ValueError(f"shoes must be at least 0, got {shoes}")
-    resolve_cut_depth(cut_depth, len(ALL_CARDS) * decks)  # a bad depth fails before any event
-    if shuffle is not None:
-        parse_shuffle_model(shuffle)  # a bad model fails before any event too
-    root = random.Random(seed)
-    shuffles = random.Random(root.getrandbits(64))
-    dealer = Dealer(
-        random.Random(root.getrandbits(64)),
-        decks=decks,
-        gated=gated,
-        cut_policy=cut_policy,
-        faults=faults,
-        rounds=rounds,
-        game=game,
-        burn=burn,
-        option_draw=option_draw,
-        options=random.Random(root.getrandbits(64)),
-    )
-    return _shoes(dealer, shuffles, shoes, cut_depth, shuffle)
-
-
-def _shoes(
-    dealer: Dealer,
-    shuffles: random.Random,
-    shoes: int,
-    cut_depth: CutDepth,
-    model: str | None = None,
-) -> Iterator[Event]:
-    previous: VirtualShoe | None = None
-    for _ in range(shoes):
-        if model is None or previous is None:
-            shoe = VirtualShoe(dealer.decks, shuffles, cut_depth)
-        else:
-            shoe = reshuffled(previous.order, model, shuffles, cut_depth, dealer.decks)
-        yield from dealer.deal_shoe(shoe)
-        previous = shoe

@@ -34,9 +34,9 @@ from drivers.config import ReaderConfig
 from drivers.framing import encode_frame
 from drivers.sim.pty import PtyPort
 from station.core import events as ev
-from station.core.table import UNREADABLE_CARD
+from station.core.verdicts import UNREADABLE_CARD
 
-#: Faults the rig injects itself (the dealer's are in `drivers.sim.dealer.FAULTS`).
+#: Faults the rig injects itself (the dealer's are in `drivers.sim.faults.FAULTS`).
 RIG_FAULTS = ("garbled",)
 
 Event = Mapping[str, Any]
@@ -55,7 +55,7 @@ def parse_rig_faults(
     """`--faults`: the dealer's faults (as `station simulate` reads them for this game and
     burn) and the rig's own, in one mapping of rates. `all=RATE` applies to both. Raises
     ValueError (a `FaultSpecError` for the dealer's part) saying what is wrong."""
-    from drivers.sim.dealer import parse_faults
+    from drivers.sim.faults import parse_faults
 
     if spec is None:
         return {}
@@ -111,7 +111,7 @@ def rig_events(
 ) -> Iterator[Event]:
     """The stream the rig plays: `station simulate`'s for these arguments, with the rig's
     own faults (`parse_rig_faults`) applied."""
-    from drivers.sim.dealer import simulate
+    from drivers.sim.stream import simulate
 
     rates = dict(faults or {})
     garbled = rates.pop("garbled", 0.0)

@@ -85,6 +85,4 @@ async def _start(station: Station) -> None:
     except Exception as exc:
         message = f"the station could not start: {exc}"
         log.critical(message)
-        station.fatal = message
-        if station.on_fatal is not None:
-            station.on_fatal(message)
+        station.fail(message)

@@ -33,7 +33,7 @@ from station.core.events import (
     bad_input_reason,
     not_json_reason,
 )
-from station.live.service import NotReady, Refused
+from station.live.errors import NotReady, Refused
 
 MAX_BODY = 64 * 1024
 RESERVED = ("journal", "verdict")  # keys `station journal export` adds to each line

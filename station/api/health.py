@@ -47,7 +47,8 @@ async def health(request: Request) -> JSONResponse:
     """Liveness: 200 while the station serves; 503 once it has stopped for good."""
     station = station_of(request)
     alive = station.fatal is None
-    floor = station.floor.status if station.floor is not None else None
+    process = station.publisher.process
+    floor = process.status if process is not None else None
     refused = floor is not None and floor.state == "refused"
     degraded = station.unavailable is not None or refused
     body: dict[str, Any] = {

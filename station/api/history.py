@@ -25,7 +25,7 @@ from station.api.refusals import READ, READ_TOKEN, refusals
 from station.core.results import GameResult
 from station.core.roads import game_scoreboards
 from station.core.snapshot import TableSnapshot
-from station.live.journal import export_line, read_rows
+from station.live.journal.reading import export_line, read_rows
 
 router = APIRouter()
 PAGE = 1000

@@ -8,7 +8,7 @@ committed batch as its `row` messages followed by one `{"type": "state", "state"
 and a `state` alone when the journal cannot be written (no row can say so).
 
 Each client has its own bounded queue, filled by the station's fan-out without waiting
-(`station.live.service.Subscriber`): a client more than `SUBSCRIBER_BACKLOG` messages or
+(`station.live.fanout.Subscriber`): a client more than `SUBSCRIBER_BACKLOG` messages or
 `SUBSCRIBER_BACKLOG_BYTES` bytes behind, or whose send does not complete within
 `SEND_TIMEOUT` seconds (it stopped reading), is closed with code 1013 (reconnect with
 `after`), and disconnected if its close frame cannot go out within `CLOSE_TIMEOUT`; the
@@ -35,8 +35,8 @@ from fastapi.responses import JSONResponse
 from station.api.access import origin_allowed, require_read, require_ready
 from station.api.auth import client_of, presented_token, tokens_of
 from station.api.server import FRAMES
-from station.live.journal import read_rows
-from station.live.service import TOO_FAR_BEHIND, published
+from station.live.fanout import TOO_FAR_BEHIND, published
+from station.live.journal.reading import read_rows
 
 router = APIRouter()
 log = logging.getLogger("station.api")

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 
 from station.api.access import require_read, require_ready
 from station.api.refusals import READ, READ_TOKEN, refusals
-from station.live.journal import read_rows
+from station.live.journal.reading import read_rows
 from station.shared.rows import Row
 
 router = APIRouter()

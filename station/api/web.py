@@ -21,7 +21,7 @@ from station.api.refusals import OPTIONAL_TOKEN, refusals
 from station.api.static import WEB, web_file, web_response
 from station.core.events import EVENT_ROLES, VOCABULARY
 from station.core.games import GAMES
-from station.core.table import DUE_WORDS, EXPLANATIONS
+from station.core.words import DUE_WORDS, EXPLANATIONS
 from station.shared.tokens import RANK
 
 router = APIRouter()

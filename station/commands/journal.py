@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from station.commands.common import add_config_option, load_config
 from station.commands.options import EXIT_OK, EXIT_USAGE
@@ -31,7 +31,8 @@ def add_parser(sub: Any) -> None:
         help="write the table events as replay JSON Lines",
         description="One line per table event (notices are left out): the "
         "event, its 'verdict' and a 'journal' object (seq, ts, "
-        "source, actor). `station replay` accepts the file.",
+        "source, actor; the first line's also has 'table', the journal's table settings). "
+        "`station replay` accepts the file, and plays it at that table.",
     )
     e.add_argument(
         "--after",
@@ -46,7 +47,7 @@ def add_parser(sub: Any) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="write here (default: standard output)",
+        help="write here, a new file (default: standard output)",
     )
     b = jsub.add_parser(
         "backup",
@@ -141,14 +142,21 @@ def _verify(journal: Any, path: Path) -> int:
 def _export(journal: Any, args: argparse.Namespace) -> int:
     if args.output is None:
         try:
-            journal.export(sys.stdout.buffer, after=args.after)
+            _write_export(journal, sys.stdout.buffer, args.after)
             sys.stdout.flush()
         except BrokenPipeError:
             pass
         return EXIT_OK
     try:
-        with open(args.output, "wb") as f:
-            count = journal.export(f, after=args.after)
+        # A new file only, as `backup` does: an export never replaces what is there.
+        with open(args.output, "xb") as f:
+            count = _write_export(journal, f, args.after)
+    except FileExistsError:
+        print(
+            f"station journal export: {args.output} exists already; give a new file for the export",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except OSError as exc:
         print(
             f"station journal export: cannot write {args.output}: {exc.strerror}", file=sys.stderr
@@ -156,3 +164,27 @@ def _export(journal: Any, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"{count} events written to {args.output}", file=sys.stderr)
     return EXIT_OK
+
+
+def _write_export(journal: Any, sink: BinaryIO, after: int) -> int:
+    """The table events as replay JSON Lines (`Journal.export`), the first also saying the
+    table the journal is the record of, as the journal's first row does (`journal.table`:
+    its game, decks, burn, cut policy, gating), so `station replay` plays the stream at
+    its own game. Returns how many events were written."""
+    import orjson
+
+    from station.live.journal.reading import export_line
+
+    settings = journal.settings()
+    count = 0
+    for row in journal.rows(after=after):
+        if row.kind != "event":
+            continue
+        line = export_line(row)
+        if count == 0 and settings is not None:
+            first = orjson.loads(line)
+            first["journal"]["table"] = settings
+            line = orjson.dumps(first) + b"\n"
+        sink.write(line)
+        count += 1
+    return count

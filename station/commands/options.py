@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from station.commands.common import load_config
-from station.core.games import BURNS, GAME_NAMES, GAMES
-from station.core.paytables import GAME_PAYTABLES
-from station.core.table import CUT_POLICIES, Table
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES
+from station.core.table import Table
+from station.live.config import game_defaults
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments or an unreadable file (argparse exits with 2 too)
@@ -111,16 +111,16 @@ def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
         gated = config.table.gated
         if chosen is None or chosen == config.table.game:
             game = config.table.game
-            defaults = {
+            defaults: dict[str, int | str] = {
                 "decks": config.table.decks,
                 "burn": config.table.burn,
                 "cut_policy": config.table.cut_policy,
                 "paytable": config.table.paytable,
             }
         else:
-            defaults = _game_defaults(chosen)
+            defaults = game_defaults(chosen)
     else:
-        defaults = _game_defaults(game)
+        defaults = game_defaults(game)
     if hasattr(args, "game"):
         args.game = game
         if args.burn is None:
@@ -134,17 +134,6 @@ def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
     if args.ungated is None:
         args.ungated = not gated
     return True
-
-
-def _game_defaults(name: str) -> dict[str, object]:
-    """A game's own decks, burn, cut policy and shipped paytable."""
-    game = GAMES[name]
-    return {
-        "decks": game.decks,
-        "burn": game.burn,
-        "cut_policy": game.cut_policy,
-        "paytable": GAME_PAYTABLES[name],
-    }
 
 
 def table_from_args(args: argparse.Namespace) -> Table:

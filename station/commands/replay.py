@@ -6,6 +6,11 @@ With `--odds`, each row that completes or voids a round (while the shoe goes on)
 and `advantage`, the bets open in that round whose edge is negative (`station.core.odds`).
 A `--paytable` without `--odds` changes nothing but is still checked: a bad one is a
 usage error (exit 2), as every bad option value is, rather than silently ignored.
+
+A stream that says its table (the first line's `journal.table`, which `station journal
+export` writes from the journal's first row) is played at that table when neither
+`--game` nor `--config` names a game, and refused (exit 2) when they name another: a
+baccarat banque stream read as punto banco would get nonsense verdicts, silently.
 """
 
 from __future__ import annotations
@@ -35,7 +40,10 @@ def add_parser(sub: Any) -> None:
         "replay",
         help="decide on every event of a JSON Lines file",
         description="Run replay-format events through the rules core and "
-        "print one verdict per event (JSON Lines).",
+        "print one verdict per event (JSON Lines). A stream from `station journal export` "
+        "says its table (game, decks, burn, cut policy, gating) in its first line: without "
+        "--game and --config it is played at that table; a --game or --config of another "
+        "game is refused.",
     )
     add_table_options(p)
     add_game_options(p)
@@ -57,39 +65,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from station.live.replay import replay
+    from station.live.replay import NotATable, first_line, recorded_table, replay, source_chunks
 
     given = args.paytable is not None  # without --odds: checked, then unused
-    if not resolve_table_options(args, "replay"):
+    # A game named by --game or --config: the options are checked before anything is read
+    # and the stream must be of that game; else the stream may say its own.
+    named_by = "--game" if args.game is not None else "[table] game of --config"
+    stated = args.game is not None or args.config is not None
+    made = _table(args, given) if stated else None
+    if stated and made is None:
         return EXIT_USAGE
-    table = table_from_args(args)
-    if args.odds and table.game.name != "punto_banco":
-        print(
-            f"station replay: --odds works out punto banco's bets only, not {table.game.title}'s",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    extension = None
-    if args.odds or given:
-        from station.core.paytables import PaytableError
-        from station.core.paytables import load as load_paytable
-
-        try:  # --paytable, else the [table] paytable of --config (`resolve_table_options`)
-            paytable = load_paytable(args.paytable)
-        except PaytableError as exc:
-            print(f"station replay: --paytable: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        if paytable.game != table.game.name:
-            print(
-                f"station replay: --paytable: paytable {paytable.name} is for "
-                f"{paytable.game}, but the table plays {table.game.name} (--game)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        if args.odds:
-            from station.core.odds import Analyzer, seed_bets
-
-            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
     if args.file == "-":
         source = sys.stdin.buffer
     else:
@@ -99,13 +84,90 @@ def run(args: argparse.Namespace) -> int:
             print(f"station replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
             return EXIT_USAGE
     try:
-        replay(table, source, sys.stdout.buffer, extension)
+        first, chunks = first_line(source_chunks(source))
+        try:
+            recorded = recorded_table(first)
+        except NotATable as exc:
+            print(f"station replay: the stream's first line names no table: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if stated:
+            if recorded is not None and not _same_game(args.game, named_by, recorded["game"]):
+                return EXIT_USAGE
+        else:
+            if recorded is not None:
+                _take_settings(args, recorded)
+            made = _table(args, given)
+        if made is None:
+            return EXIT_USAGE
+        table, extension = made
+        replay(table, chunks, sys.stdout.buffer, extension)
     except BrokenPipeError:
         pass  # the reader went away (e.g. `| head`): nothing more to say
     finally:
         if source is not sys.stdin.buffer:
             source.close()
     return EXIT_OK
+
+
+def _same_game(game: str, named_by: str, recorded: str) -> bool:
+    """Whether the stream's recorded game is the one the options name (False after saying
+    so: every verdict would be the wrong game's)."""
+    if game == recorded:
+        return True
+    print(
+        f"station replay: the stream is the record of a {recorded} table (its first line's "
+        f"journal.table says so), but {named_by} says {game}: the verdicts would be "
+        f"{game}'s; give --game {recorded}, or neither --game nor --config to play the "
+        "stream's own table",
+        file=sys.stderr,
+    )
+    return False
+
+
+def _take_settings(args: argparse.Namespace, recorded: dict[str, Any]) -> None:
+    """The stream's recorded table for the options not given (no --game, no --config)."""
+    args.game = recorded["game"]
+    for option in ("decks", "burn", "cut_policy"):
+        if getattr(args, option) is None and recorded.get(option) is not None:
+            setattr(args, option, recorded[option])
+    if args.ungated is None and "gated" in recorded:
+        args.ungated = not recorded["gated"]
+
+
+def _table(args: argparse.Namespace, given: bool) -> tuple[Table, Extension | None] | None:
+    """The table the options set up, and the --odds extension; None after saying what is
+    wrong with them."""
+    if not resolve_table_options(args, "replay"):
+        return None
+    table = table_from_args(args)
+    if args.odds and table.game.name != "punto_banco":
+        print(
+            f"station replay: --odds works out punto banco's bets only, not {table.game.title}'s",
+            file=sys.stderr,
+        )
+        return None
+    extension = None
+    if args.odds or given:
+        from station.core.paytables import PaytableError
+        from station.core.paytables import load as load_paytable
+
+        try:  # --paytable, else the [table] paytable of --config (`resolve_table_options`)
+            paytable = load_paytable(args.paytable)
+        except PaytableError as exc:
+            print(f"station replay: --paytable: {exc}", file=sys.stderr)
+            return None
+        if paytable.game != table.game.name:
+            print(
+                f"station replay: --paytable: paytable {paytable.name} is for "
+                f"{paytable.game}, but the table plays {table.game.name} (--game)",
+                file=sys.stderr,
+            )
+            return None
+        if args.odds:
+            from station.core.odds import Analyzer, seed_bets
+
+            extension = live_edge_extension(Analyzer(seed_bets(paytable)))
+    return table, extension
 
 
 def live_edge_extension(analyzer: Analyzer) -> Extension:

@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if not start.can_listen(api, args.bind):
         return EXIT_FAILED
     start.configure_logs(config, args.log_level)
+    pinned = config.table.pinned_notice()
+    if pinned is not None:  # a config switched to another game may keep the first's values
+        log.info(pinned, extra={"table": config.table.id})
     try:
         tokens = start.token_store(api)
         reader = create_reader(config.reader) if config.reader is not None else None

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     import orjson
 
     from drivers.config import from_mapping
-    from drivers.sim.dealer import FaultSpecError
+    from drivers.sim.faults import FaultSpecError
     from drivers.sim.pty import PtyPort
     from drivers.sim.rig import Rig, RigError, ShoeEncoder, parse_rig_faults, rig_events
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH, parse_cut_depth

@@ -120,8 +120,9 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import orjson
 
-    from drivers.sim.dealer import FaultSpecError, parse_faults, simulate
+    from drivers.sim.faults import FaultSpecError, parse_faults
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH
+    from drivers.sim.stream import simulate
 
     if not resolve_table_options(args, "simulate"):  # the game's defaults for the rest
         return EXIT_USAGE

@@ -11,8 +11,8 @@ rule cards print them (shared/spec/games.md):
 
 A verdict is `M` (must draw), `F` (must stand) or `O` (option: the hand decides, the
 dealer records it with a `decision` event). The table's state machine
-(`station.core.table`) walks the turns of a round and asks its game; it holds no rule
-of its own, so a variant is another `Game` value.
+(`station.core.table`) walks the turns of a round (`station.core.turns`) and asks its
+game; it holds no rule of its own, so a variant is another `Game` value.
 
 Punto banco's ponte rule and banker cells are compiled from its third-card tableau
 (`station.core.rules.PUNTO_BANCO`): every cell is M or F, so a punto banco table never

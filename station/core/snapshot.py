@@ -21,7 +21,8 @@ from types import MappingProxyType
 from typing import Any
 
 from station.core.results import GameResult
-from station.core.table import EXPLANATIONS, Table
+from station.core.table import Table
+from station.core.words import EXPLANATIONS
 
 #: Published for `/api/history` and `/api/odds`, not in `/api/state` or the WebSocket.
 _NOT_IN_STATE = frozenset({"results", "remaining", "previous_results", "previous_voided"})

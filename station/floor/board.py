@@ -31,8 +31,11 @@ from typing import Any
 import orjson
 
 from station.core.snapshot import TableSnapshot, take
-from station.core.table import EXPLANATIONS, Table
-from station.floor.archive import Alert, Archive, Committed, FloorRow
+from station.core.table import Table
+from station.core.words import EXPLANATIONS
+from station.floor.alerts import Alert
+from station.floor.archive import Archive, Committed
+from station.floor.arrival import FloorRow
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import Decision
 from station.floor.tip import Tip

@@ -36,8 +36,9 @@ from typing import Any
 import orjson
 
 from station.core.protection import SHOE_SEQUENCE, Alert, Protector, run_length
-from station.floor.archive import ALERTS_KEPT, FloorRow, read_alerts, shoe_of
-from station.floor.archive import Alert as FloorAlert
+from station.floor.alerts import ALERTS_KEPT, read_alerts, shoe_of
+from station.floor.alerts import Alert as FloorAlert
+from station.floor.arrival import FloorRow
 from station.floor.config import FloorServiceConfig
 from station.shared.protection_index import ProtectionIndexError, SqliteHistory
 from station.shared.rows import CREATED, now_ts

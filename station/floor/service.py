@@ -35,11 +35,13 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from station.floor.archive import Archive, ArchiveError, Arrival, Committed
+from station.floor.archive import Archive, Committed
+from station.floor.arrival import Arrival
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import DecisionRefused
 from station.floor.protection import FloorProtection
+from station.floor.schema import ArchiveError
 from station.shared.messages import (
     Alert,
     BadMessage,

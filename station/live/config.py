@@ -2,7 +2,9 @@
 
 Each table is a frozen pydantic model (`station.shared.sections.Section`: strict types, unknown
 keys refused) whose fields carry their default, bounds and meaning; `StationConfig`
-composes them, with the drivers' `ReaderConfig` as `[reader]`. `load(path)` reads the
+composes them, with the drivers' `ReaderConfig` as `[reader]`. The larger sections have
+modules of their own beside this one (`api_config`: `[api]`; `signals_config`:
+`[signals]` and its webhooks), and every model is importable from here. `load(path)` reads the
 file with `tomllib` and turns any problem into one `ConfigError` that names the file,
 the section and the key. `config/example.toml` shows every key with its default (a test
 keeps it in step with these models).
@@ -16,8 +18,6 @@ without a reader (events come only through the API, e.g. on a test rig).
 
 from __future__ import annotations
 
-import ipaddress
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,6 @@ from typing import Any
 from pydantic import (
     Field,
     PrivateAttr,
-    StrictStr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -37,15 +36,18 @@ from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
 from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
+from station.live.api_config import ApiConfig
 from station.live.protection.config import ProtectionConfig
 from station.live.publisher.settings import FloorConfig
+from station.live.signals_config import WEBHOOK_EVENTS, SignalsConfig, WebhookConfig
 from station.shared.config import ROLES, LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
 from station.shared.messages import check_token
-from station.shared.sections import ConfigError, Problem, Section, bounds, describe, read_toml
+from station.shared.sections import ConfigError, Problem, Section, describe, read_toml
 
 __all__ = [
     "ROLES",
+    "WEBHOOK_EVENTS",
     "ApiConfig",
     "ConfigError",
     "FloorConfig",
@@ -64,37 +66,20 @@ __all__ = [
 
 #: The most decks a shoe holds (casinos deal 6 or 8).
 MAX_DECKS = 16
-#: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
-WEBHOOK_EVENTS = (
-    "round_result",
-    "round_voided",
-    "shoe_started",
-    "shoe_finished",
-    "suspended",
-    "resumed",
-    "protection_alert",
-)
-#: The shortest webhook secret accepted: 256 bits, as long as the HMAC-SHA256 key wants.
-MIN_SECRET_BYTES = 32
+#: The `[table]` keys whose default is the game's (left out: the game's value).
+GAME_KEYS = ("decks", "burn", "cut_policy", "paytable")
 
 
-def parse_proxy(text: str) -> str:
-    """`text` as an IP address ("127.0.0.1") or network ("10.0.0.0/24"), written the
-    canonical way; ValueError otherwise. Names are refused: the proxy's address is what
-    the station sees, and a name would need resolving (and could change)."""
-    entry = text.strip()
-    try:
-        if "/" in entry:
-            return str(ipaddress.ip_network(entry))
-        return str(ipaddress.ip_address(entry))
-    except ValueError as exc:
-        if "has host bits set" in str(exc):
-            network = ipaddress.ip_network(entry, strict=False)
-            raise ValueError(f"{text!r} has host bits set: write {str(network)!r}") from None
-        raise ValueError(
-            f"{text!r} is not an IP address or network: write the proxy's address as the "
-            'station sees it, e.g. "127.0.0.1", "::1" or "10.0.0.0/24"'
-        ) from None
+def game_defaults(name: str) -> dict[str, int | str]:
+    """What `[table]` takes from the game `name` for each of GAME_KEYS left out: its
+    decks, burn, cut policy and shipped paytable (KeyError for no such game)."""
+    game = GAMES[name]
+    return {
+        "decks": game.decks,
+        "burn": game.burn,
+        "cut_policy": game.cut_policy,
+        "paytable": GAME_PAYTABLES[name],
+    }
 
 
 class TableConfig(Section):
@@ -158,10 +143,8 @@ class TableConfig(Section):
         if game is None:
             return data  # the game's own check says what is wrong
         filled = dict(data)
-        filled.setdefault("decks", game.decks)
-        filled.setdefault("burn", game.burn)
-        filled.setdefault("cut_policy", game.cut_policy)
-        filled.setdefault("paytable", GAME_PAYTABLES[game.name])
+        for key, value in game_defaults(game.name).items():
+            filled.setdefault(key, value)
         return filled
 
     @field_validator("game")
@@ -228,6 +211,28 @@ class TableConfig(Section):
             self._paytable = loaded
         return loaded
 
+    def pinned(self) -> dict[str, tuple[int | str, int | str]]:
+        """The game's keys (GAME_KEYS) set to another value than the game's default, each
+        with (its value, the game's): a config written for one game and switched to
+        another keeps the first game's values where it wrote them out."""
+        defaults = game_defaults(self.game)
+        values = {key: getattr(self, key) for key in GAME_KEYS}
+        return {k: (v, defaults[k]) for k, v in values.items() if v != defaults[k]}
+
+    def pinned_notice(self) -> str | None:
+        """The line `station run` logs at start when the config pins values that are not
+        the game's defaults, e.g. `table: decks = 8 pinned by the config; chemin de fer's
+        default is 6`; None when it pins none."""
+        pinned = self.pinned()
+        if not pinned:
+            return None
+        values = ", ".join(f"{key} = {_shown(value)}" for key, (value, _) in pinned.items())
+        defaults = ", ".join(_shown(default) for _, default in pinned.values())
+        title = GAMES[self.game].title
+        if len(pinned) == 1:
+            return f"table: {values} pinned by the config; {title}'s default is {defaults}"
+        return f"table: {values} pinned by the config; {title}'s defaults are {defaults}"
+
     def new_table(self) -> Table:
         """A fresh table dealt by these settings (validation vouched for each of them)."""
         return Table(
@@ -237,6 +242,11 @@ class TableConfig(Section):
             cut_policy=self.cut_policy,  # type: ignore[arg-type]
             burn=self.burn,  # type: ignore[arg-type]
         )
+
+
+def _shown(value: int | str) -> str:
+    """A value as the config file writes it (strings in quotes)."""
+    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 class JournalConfig(Section):
@@ -256,283 +266,6 @@ class JournalConfig(Section):
         if not str(value).strip() or str(value) == ".":
             raise ValueError("must not be empty")
         return _resolve(value, info)
-
-
-class ApiConfig(Section):
-    """`[api]`: where the HTTP/WebSocket API listens and who may use it."""
-
-    bind: str = Field(
-        "127.0.0.1:8000",
-        description="HOST:PORT where the HTTP/WebSocket API listens (port 0 to 65535)",
-    )
-    public_read: bool = Field(
-        False, description="true: GET /api/state, /api/journal and WS /api/live need no token"
-    )
-    tokens: tuple[TokenEntry, ...] = Field(
-        (), strict=False, description="tokens by hash, [{name, role, sha256}]"
-    )
-    token_file: Path = Field(
-        Path("var/tokens.toml"),
-        strict=False,
-        description="the token file managed by `station token add/"
-        "revoke` (re-read when it changes); relative to the "
-        "config file's folder",
-    )
-    allow_rig: bool = Field(
-        False,
-        description="accept rig tokens (card, cut and fault events "
-        "through the API): test rigs only",
-    )
-    demo_tokens: bool = Field(
-        False,
-        description="make a token per role at start, print them, "
-        "and forget them at exit (demo only)",
-    )
-    allowed_origins: tuple[str, ...] = Field(
-        (),
-        strict=False,
-        description="web origins (scheme://host[:port]) besides the station's own whose "
-        "pages may open WS /api/live",
-    )
-    metrics_bind: str = Field(
-        "",
-        description="empty: GET /metrics on the API, with a token (viewer and up); "
-        "HOST:PORT (or PORT, on 127.0.0.1): Prometheus metrics on a listener of their "
-        "own, without a token",
-    )
-    trusted_proxies: tuple[str, ...] = Field(
-        (),
-        strict=False,
-        description="addresses or networks of reverse proxies whose X-Forwarded-For names "
-        "the client (for the wrong-token throttle and the logs); none: the header is ignored",
-    )
-
-    @property
-    def host(self) -> str:
-        return self.bind.rpartition(":")[0].strip("[]")
-
-    @property
-    def port(self) -> int:
-        return int(self.bind.rpartition(":")[2])
-
-    @field_validator("bind")
-    @classmethod
-    def _bind(cls, value: str) -> str:
-        return parse_bind(value)
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _allowed_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for origin in value:
-            scheme, sep, rest = origin.partition("://")
-            if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
-                raise ValueError(
-                    f"{origin!r} is not an origin: write scheme://host[:port], e.g. "
-                    '"https://pit.example:8443" (http or https, no path)'
-                )
-        return value
-
-    @field_validator("trusted_proxies")
-    @classmethod
-    def _trusted_proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(parse_proxy(entry) for entry in value)
-
-    @field_validator("metrics_bind")
-    @classmethod
-    def _metrics_bind(cls, value: str) -> str:
-        if not value:
-            return value
-        return parse_bind(f"127.0.0.1:{value}" if value.isdigit() else value)
-
-    @property
-    def metrics_address(self) -> tuple[str, int] | None:
-        """(host, port) of the metrics listener, None for metrics on the API."""
-        if not self.metrics_bind:
-            return None
-        host, _, port = self.metrics_bind.rpartition(":")
-        return host.strip("[]"), int(port)
-
-    @field_validator("token_file")
-    @classmethod
-    def _token_file(cls, value: Path, info: ValidationInfo) -> Path:
-        if not str(value).strip() or str(value) == ".":
-            raise ValueError("must not be empty")
-        return _resolve(value, info)
-
-    @model_validator(mode="after")
-    def _names_differ(self) -> ApiConfig:
-        seen: set[str] = set()
-        for i, t in enumerate(self.tokens):
-            if t.name in seen:
-                raise Problem(("tokens", i, "name"), f"{t.name!r} is used twice")
-            seen.add(t.name)
-        return self
-
-
-class WebhookConfig(Section):
-    """`[[signals.webhook]]`: one game-server endpoint, signed with its own secret.
-
-    The secret is read when the config is loaded (from `secret_file`, or from the
-    environment with `secret = "env:NAME"`) and kept out of the model's fields, so it is
-    never printed, journaled or dumped with the config.
-    """
-
-    url: StrictStr = Field(description="where the events are POSTed (http:// or https://)")
-    secret_file: Path | None = Field(
-        None,
-        strict=False,
-        description=f"a file holding the signing secret (at least {MIN_SECRET_BYTES} bytes; "
-        "surrounding whitespace is ignored); relative to the config file's folder",
-    )
-    secret: str | None = Field(
-        None,
-        description='"env:NAME": the signing secret is the environment variable NAME '
-        "(give this or secret_file, not both)",
-    )
-    events: tuple[str, ...] = Field(
-        WEBHOOK_EVENTS,
-        strict=False,
-        description=f"the events this endpoint gets, any of {', '.join(WEBHOOK_EVENTS)}",
-    )
-    _key: bytes = PrivateAttr(b"")
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
-        return value
-
-    @field_validator("secret_file")
-    @classmethod
-    def _secret_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        if value is not None and (not str(value).strip() or str(value) == "."):
-            raise ValueError("must not be empty")
-        return None if value is None else _resolve(value, info)
-
-    @field_validator("events")
-    @classmethod
-    def _events(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("must name at least one event (leave the key out for all of them)")
-        for name in value:
-            if name not in WEBHOOK_EVENTS:
-                raise ValueError(f"must be among {', '.join(WEBHOOK_EVENTS)}, got {name!r}")
-        if len(set(value)) != len(value):
-            raise ValueError("names an event twice")
-        return value
-
-    @model_validator(mode="after")
-    def _read_secret(self) -> WebhookConfig:
-        # The messages never quote the secret, only where it was to come from.
-        if (self.secret is None) == (self.secret_file is None):
-            raise Problem(
-                "secret_file",
-                'give the signing secret as secret_file = "FILE" or as '
-                'secret = "env:NAME" (one of the two)',
-            )
-        if self.secret is not None:
-            name = self.secret.removeprefix("env:")
-            if not self.secret.startswith("env:") or not name:
-                raise Problem(
-                    "secret",
-                    'write secret = "env:NAME" (the secret itself belongs in the '
-                    "environment or in secret_file, never in the config)",
-                )
-            if name not in os.environ:
-                raise Problem("secret", f"the environment variable {name} is not set")
-            key = os.environ[name].strip().encode()
-            where = f"the environment variable {name}"
-        else:
-            assert self.secret_file is not None
-            try:
-                key = self.secret_file.read_bytes().strip()
-            except OSError as exc:
-                raise Problem(
-                    "secret_file", f"cannot read {self.secret_file}: {exc.strerror}"
-                ) from None
-            where = str(self.secret_file)
-        if len(key) < MIN_SECRET_BYTES:
-            raise Problem(
-                "secret" if self.secret is not None else "secret_file",
-                f"the secret in {where} is {len(key)} bytes; it must be at least "
-                f"{MIN_SECRET_BYTES} (e.g. `openssl rand -hex 32`)",
-            )
-        self._key = key
-        return self
-
-    @property
-    def key(self) -> bytes:
-        """The signing secret (HMAC-SHA256 key)."""
-        return self._key
-
-
-class SignalsConfig(Section):
-    """`[signals]`: who hears about the table (the game server), and what the shoe is told."""
-
-    webhook: tuple[WebhookConfig, ...] = Field(
-        (),
-        strict=False,
-        description="the game server's endpoints, one [[signals.webhook]] table each: "
-        "signed events (rounds, voids, shoes, suspensions)",
-    )
-    webhooks: tuple[StrictStr, ...] = Field(
-        (),
-        strict=False,
-        description="deprecated: URLs that get an unsigned JSON POST on every suspension "
-        "and every resume only (use [[signals.webhook]])",
-    )
-    webhook_timeout: float = Field(
-        2.0,
-        gt=0,
-        le=300,
-        json_schema_extra=bounds("second"),
-        description="seconds before one POST is given up and retried",
-    )
-    webhook_attempts: int = Field(8, ge=1, le=100, description="tries per notice")
-    webhook_backoff: float = Field(
-        0.5,
-        ge=0,
-        le=30,
-        json_schema_extra=bounds("second"),
-        description="first wait between tries (s); it doubles, to at most 30 s",
-    )
-    stop_command: str = Field(
-        "",
-        description="written to the shoe when the table suspends: "
-        'text with \\xNN escapes, or "hex:13"; empty: '
-        "nothing (else the [reader] stop_command)",
-    )
-    release_command: str = Field(
-        "", description="written to the shoe when the table resumes (as stop_command)"
-    )
-
-    @field_validator("webhook", mode="before")
-    @classmethod
-    def _webhook_tables(cls, value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            for i, item in enumerate(value):
-                if isinstance(item, str):
-                    raise Problem(
-                        (i,),
-                        "expected a [[signals.webhook]] table (url, secret_file or secret, "
-                        f"events), got the string {item!r}; plain URLs go in the deprecated "
-                        "webhooks = [...] (unsigned, suspensions and resumes only)",
-                    )
-        return value
-
-    @model_validator(mode="after")
-    def _webhooks(self) -> SignalsConfig:
-        for i, url in enumerate(self.webhooks):
-            if not url.startswith(("http://", "https://")):
-                raise Problem(("webhooks", i), f"expected an http:// or https:// URL, got {url!r}")
-        return self
-
-    @field_validator("stop_command", "release_command")
-    @classmethod
-    def _bytes(cls, value: str) -> str:
-        parse_bytes(value)
-        return value
 
 
 class StationConfig(Section):

@@ -39,14 +39,14 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from station.core.events import EVENT_TYPES
-from station.core.table import (
+from station.core.verdicts import (
     BAD_INPUT,
-    EXPLANATIONS,
     NO_ACTIVE_SHOE,
     NOT_SUSPENDED,
     SHOE_ACTIVE,
     SUSPENDED,
 )
+from station.core.words import EXPLANATIONS
 from station.shared.rows import Row
 
 __all__ = ["Observer", "StationCollector"]

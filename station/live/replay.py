@@ -6,18 +6,28 @@ is written once per chunk.
 
 A BAD_INPUT row also has `reason`, saying in words what is wrong with the line; it is
 worked out only for such rows, so valid events pay nothing for it.
+
+A stream can say which table it is the record of, as a journal does in its first row:
+`station journal export` writes the journal's table settings (game, decks, burn, cut
+policy, gating) into its first line's `journal.table` (`journal` is a key no event may
+carry). `recorded_table` reads them, so `station replay` plays the stream's game rather
+than giving a baccarat banque stream punto banco's verdicts.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 import orjson
 
 from station.core.events import not_json_reason
-from station.core.table import BAD_INPUT, EXPLANATIONS, Table
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES
+from station.core.table import Table
+from station.core.verdicts import BAD_INPUT
+from station.core.words import EXPLANATIONS
 
 CHUNK = 256 * 1024
 
@@ -87,15 +97,76 @@ def read_chunks(fd: int, size: int = CHUNK) -> Iterator[bytes]:
         yield chunk
 
 
-def replay(
-    table: Table, source: BinaryIO, sink: BinaryIO, extension: Extension | None = None
-) -> None:
-    """Run every event of `source` through `table`, writing one verdict line per event."""
+def source_chunks(source: BinaryIO) -> Iterator[bytes]:
+    """The bytes of `source` as they come: from its file descriptor (a pipe answered line
+    by line), else by `read` (an in-memory stream, e.g. in tests)."""
     try:
-        fd = source.fileno()
-        chunks: Iterator[bytes] = read_chunks(fd)
-    except (AttributeError, OSError, ValueError):  # an in-memory stream, e.g. in tests
-        chunks = iter(lambda: source.read(CHUNK), b"")
+        return read_chunks(source.fileno())
+    except (AttributeError, OSError, ValueError):
+        return iter(lambda: source.read(CHUNK), b"")
+
+
+def first_line(chunks: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    """The stream's first non-blank line (b"" if it has none), and every chunk of it again,
+    those read to find the line included: nothing is consumed."""
+    read: list[bytes] = []
+    seen = b""
+    for chunk in chunks:
+        read.append(chunk)
+        seen += chunk
+        lines = seen.split(b"\n")
+        for line in lines[:-1]:
+            if line.strip():
+                return line, itertools.chain(read, chunks)
+        seen = lines[-1]
+    return seen if seen.strip() else b"", iter(read)
+
+
+class NotATable(ValueError):
+    """A stream's `journal.table` that no table could be dealt by (the message says why)."""
+
+
+def recorded_table(line: bytes) -> dict[str, Any] | None:
+    """The table settings a stream's first line says it was recorded at (`journal.table`:
+    game, decks, burn, cut_policy, gated), or None when it says none. NotATable when they
+    are not settings a table can be dealt by."""
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    journal = event.get("journal") if isinstance(event, dict) else None
+    table = journal.get("table") if isinstance(journal, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise NotATable(f"its journal.table is not an object: {table!r}")
+    # Read as the journal reads its first row (one made before the cercle games says no
+    # game: punto banco's); imported here, so a stream that says nothing pays nothing.
+    from station.live.journal.table import settings_of
+
+    settings = settings_of(table)
+    allowed = {"game": GAME_NAMES, "burn": BURNS, "cut_policy": CUT_POLICIES}
+    for key, values in allowed.items():
+        if settings.get(key) not in values:
+            known = ", ".join(values)
+            raise NotATable(f"its journal.table {key} {settings.get(key)!r} is none of {known}")
+    decks = settings.get("decks")
+    if decks is not None and (not isinstance(decks, int) or isinstance(decks, bool) or decks < 1):
+        raise NotATable(f"its journal.table decks {decks!r} is not a number of decks")
+    if not isinstance(settings.get("gated", True), bool):
+        raise NotATable(f"its journal.table gated {settings['gated']!r} is not true or false")
+    return settings
+
+
+def replay(
+    table: Table,
+    source: BinaryIO | Iterator[bytes],
+    sink: BinaryIO,
+    extension: Extension | None = None,
+) -> None:
+    """Run every event of `source` (a stream, or its chunks: `source_chunks`) through
+    `table`, writing one verdict line per event."""
+    chunks = source if isinstance(source, Iterator) else source_chunks(source)
     for out in verdict_lines(table, chunks, extension):
         sink.write(out)
         sink.flush()

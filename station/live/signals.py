@@ -36,9 +36,11 @@ from typing import Any
 import httpx
 import orjson
 
-from station.core.table import EXPLANATIONS, Table, Verdict
-from station.live.config import WEBHOOK_EVENTS, SignalsConfig
+from station.core.table import Table
+from station.core.verdicts import Verdict
+from station.core.words import EXPLANATIONS
 from station.live.journal import OutboxEntry
+from station.live.signals_config import WEBHOOK_EVENTS, SignalsConfig
 
 log = logging.getLogger("station.live.signals")
 

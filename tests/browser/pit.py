@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 from playwright.sync_api import Locator, Page, expect
 
-from drivers.sim.dealer import simulate
+from drivers.sim.stream import simulate
 from station.api import create_app
 from station.core.events import EVENT_ROLES
 from station.live.config import StationConfig

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
-from station.core.table import EXPLANATIONS
+from station.core.words import EXPLANATIONS
 from station.live.config import TableConfig
 from tests.browser.pit import cards_in, confirm, journal_rows, login, of_type, send, texts
 from tests.service.kit import Running, make_config, serve

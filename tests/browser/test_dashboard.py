@@ -12,7 +12,7 @@ import httpx
 from playwright.sync_api import Page, Route, WebSocketRoute, expect
 
 from station.core.cards import ALL_CARDS
-from station.core.table import EXPLANATIONS
+from station.core.words import EXPLANATIONS
 from tests.browser.pit import (
     BURN,
     ROUND_1,

@@ -12,7 +12,7 @@ import httpx
 from playwright.sync_api import Locator, Page, Route, expect
 
 from drivers.sim.bot import SimReader, SimSettings
-from station.core.table import EXPLANATIONS
+from station.core.words import EXPLANATIONS
 from station.shared.config import TokenEntry
 from station.shared.tokens import new_token, token_hash
 from tests.browser.pit import (

@@ -23,7 +23,8 @@ from nats.js.errors import NotFoundError
 
 from devkit.broker import ADMIN_USER, Broker, StationUser, free_port, render_config
 from station.core.table import Table
-from station.live.journal import Journal, read_rows
+from station.live.journal import Journal
+from station.live.journal.reading import read_rows
 from station.live.publisher.publisher import Publisher
 from station.live.publisher.settings import FloorConfig
 from station.shared.messages import STREAM, JournalMessage, journal_subject, stream_config

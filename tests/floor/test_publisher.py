@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from station.live.publisher.publisher import REFUSED, subject_matches
+from station.live.publisher.publisher import REFUSED
+from station.live.publisher.stream import subject_matches
 from station.shared.messages import STREAM, journal_subject, stream_config
 from station.shared.rows import Pending
 from tests.floor.kit import (

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from station.core.table import Table
-from station.floor.archive import Archive, Committed, lag_seconds
+from station.floor.archive import Archive, Committed
+from station.floor.arrival import lag_seconds
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.live.journal import Journal
@@ -327,7 +328,7 @@ def test_the_floor_page_loads_nothing_from_outside() -> None:
 def test_an_archive_that_is_not_one_is_refused(tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
     make_journal(journal, "table-1", [])
-    from station.floor.archive import ArchiveError
+    from station.floor.schema import ArchiveError
 
     with pytest.raises(ArchiveError, match="is not a floor archive"):
         Archive(journal)

@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from station.core.table import Table
-from station.floor.archive import (
-    APPLICATION_ID,
-    Archive,
-    ArchiveError,
-    Arrival,
-    Malformed,
-    parse_row,
-)
+from station.floor.archive import Archive
+from station.floor.arrival import Arrival, Malformed, parse_row
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
+from station.floor.schema import APPLICATION_ID, ArchiveError
 from station.live.journal import Journal
 from station.shared.rows import Pending, Row
 from tests.floor.floorkit import make_journal, message, shoe_events

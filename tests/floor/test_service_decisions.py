@@ -14,7 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from station.floor.archive import PROTECTION_ACTOR, Archive, Arrival, parse_row
+from station.floor.alerts import PROTECTION_ACTOR
+from station.floor.archive import Archive
+from station.floor.arrival import Arrival, parse_row
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import DecisionRefused

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from station.live.config import StationConfig
-from station.live.journal import read_rows
+from station.live.journal.reading import read_rows
 from station.live.publisher.publisher import BURST_GAP, POLL, REFUSED
 from station.shared.messages import Alert, Heartbeat, alert_subject, heartbeat_subject
 from tests.conftest import spawn_run
@@ -252,7 +252,7 @@ def test_the_publisher_process_killed_is_started_again_and_ends_with_the_station
     another, which resumes after the stream's last row; the station's stop ends it."""
     config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
     with serve(config, tokens) as live:
-        process = live.station.floor
+        process = live.station.publisher.process
         assert process is not None
         first = process.pid
         assert first is not None and first != os.getpid()
@@ -280,7 +280,7 @@ def test_the_publisher_process_yields_to_the_station_and_a_lone_commit_after_a_b
     after a burst must still wake it (not wait for the 5 s poll)."""
     config, tokens = on_the_floor(floor, tmp_path, "table-2", allow_rig=True)
     with serve(config, tokens) as live:
-        process = live.station.floor
+        process = live.station.publisher.process
         assert process is not None and process.pid is not None
         assert os.sched_getscheduler(process.pid) == os.SCHED_IDLE
         assert live.post({"type": "shoe"}, "dealer").status_code == 200

@@ -17,7 +17,8 @@ from typing import Any
 
 from drivers.config import ReaderConfig
 from drivers.serial_reader import SerialReader
-from station.core.table import ERRORS, Table
+from station.core.table import Table
+from station.core.verdicts import ERRORS
 from tests.conftest import run_station, spawn_run, spawn_station
 from tests.readerkit import CollectingSink, running, wait_until
 

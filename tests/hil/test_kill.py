@@ -25,7 +25,8 @@ from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.core.snapshot import take
 from station.core.table import Table
-from station.live.journal import Journal, read_rows
+from station.live.journal import Journal
+from station.live.journal.reading import read_rows
 from station.shared.tokens import new_token, token_hash
 from tests.conftest import run_station, spawn_run
 from tests.netkit import free_port

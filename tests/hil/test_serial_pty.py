@@ -20,7 +20,8 @@ from drivers.framing import encode_frame, make_framer
 from drivers.serial_reader import SerialReader
 from drivers.sim.pty import PtyPort
 from drivers.sim.rig import parse_rig_faults, rig_events
-from station.core.table import SCANNER_FAULT, Table
+from station.core.table import Table
+from station.core.verdicts import SCANNER_FAULT
 from tests.conftest import run_station
 from tests.hil.rigkit import (
     TOKEN,

@@ -33,7 +33,7 @@ def deal(running: Running, events: list[dict[str, Any]]) -> None:
     """Submit `events` in order on the station's loop (group-committed: a shoe a second,
     not an fsync an event), as the API would with each event's actor."""
     station = running.station
-    loop = station._loop
+    loop = station.loop
     assert loop is not None
 
     async def submit_all() -> list[Any]:
@@ -69,7 +69,7 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
     events = list(shoes_events(["uniform", "riffle:1", "none"], decks=1))
     with serve(config, tokens) as running:
         told: list[dict[str, Any]] = []
-        running.station.webhooks.send = told.append  # type: ignore[method-assign]
+        running.station.outbox.webhooks.send = told.append  # type: ignore[method-assign]
         deal(running, events)
         found = alerts(running, 2)
         status = httpx.get(

@@ -20,8 +20,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 import station.api.live as live_api
-import station.live.service as service
-from station.live.service import TOO_FAR_BEHIND, Broadcast, Subscriber
+import station.live.fanout as fanout
+from station.live.fanout import TOO_FAR_BEHIND, Broadcast, Subscriber
 from tests.service.kit import Running, make_config, serve
 
 pytestmark = pytest.mark.server
@@ -189,7 +189,7 @@ def _stuck_then_reconnect(live: Running, reader: Reader, stuck: ClientConnection
     seqs: list[int] = []
     for seq in _faults(live, 300):  # up to ~18 MB: far more than the stuck one's sockets hold
         seqs.append(seq)
-        assert all(s.size <= service.SUBSCRIBER_BACKLOG_BYTES for s in station.subscribers)
+        assert all(s.size <= fanout.SUBSCRIBER_BACKLOG_BYTES for s in station.subscribers)
         if len(station.subscribers) == 1:
             break
     deadline = time.monotonic() + 5
@@ -242,7 +242,7 @@ def test_a_full_queue_closes_1013_and_memory_stays_bounded(
     """With a long send timeout, the byte bound is what drops a client that does not
     read: its queue never holds more than the bound."""
     monkeypatch.setattr(live_api, "SEND_TIMEOUT", 60.0)
-    monkeypatch.setattr(service, "SUBSCRIBER_BACKLOG_BYTES", 1_000_000)
+    monkeypatch.setattr(fanout, "SUBSCRIBER_BACKLOG_BYTES", 1_000_000)
     station = live.station
     with _stuck_client(live.ws_url + f"?token={live.tokens['viewer']}") as stuck:
         assert json.loads(stuck.recv())["type"] == "hello"

@@ -10,12 +10,13 @@ import httpx
 import orjson
 import pytest
 
-from drivers.sim.dealer import simulate
+from drivers.sim.stream import simulate
 from station.core.events import EVENT_ROLES
 from station.core.odds import Analyzer, seed_bets
 from station.core.paytables import load
 from station.core.roads import scoreboards
-from station.core.table import EXPLANATIONS, Table
+from station.core.table import Table
+from station.core.words import EXPLANATIONS
 from station.live.replay import replay
 from tests.service.kit import Running, make_config, serve
 

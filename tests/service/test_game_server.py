@@ -353,7 +353,7 @@ def test_a_tampered_body_or_an_old_signature_is_refused(
             # A station whose clock is 10 minutes behind signs stale deliveries: the
             # example refuses them, the station retries and then journals that it gave up.
             with caplog.at_level(logging.DEBUG):
-                live.station.webhooks._clock = lambda: time.time() - 600
+                live.station.outbox.webhooks._clock = lambda: time.time() - 600
                 fault = post(live, {"type": "fault", "detail": "cable"})
                 wait_for(
                     lambda: any(

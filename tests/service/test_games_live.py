@@ -120,7 +120,7 @@ def test_a_journal_from_before_the_games_is_punto_bancos(
 ) -> None:
     """Its first row has no game or burn: a punto banco table with the burn reveal goes on
     with it, a cercle table is refused."""
-    from station.live import journal as journal_module
+    from station.live.journal import store as journal_module
 
     def before_the_games(table_id: str, table: Table) -> dict[str, Any]:
         return {
@@ -193,8 +193,8 @@ def from_the_shoe(live: Running, event: dict[str, Any]) -> dict[str, Any]:
     """`event` as the serial reader hands it to the station (its thread, then the loop)."""
     station = live.station
     before = station.snapshot.seq
-    assert station._loop is not None
-    station._loop.call_soon_threadsafe(station.reader_event, "serial", dict(event))
+    assert station.loop is not None
+    station.loop.call_soon_threadsafe(station.reader_event, "serial", dict(event))
     deadline = time.monotonic() + 10
     while station.snapshot.seq == before:
         assert time.monotonic() < deadline, "the reader's event was not committed"

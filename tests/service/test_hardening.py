@@ -25,8 +25,8 @@ from websockets.sync.client import connect
 
 from station.cli import main
 from station.core.bounds import CUT, MAX_TEXT
+from station.live.errors import Refused
 from station.live.journal import Journal, JournalError, JournalUnavailable, JournalUnopenable
-from station.live.service import ReaderBridge, Refused
 from station.shared.rows import Row
 from tests.conftest import spawn_run
 from tests.diskkit import (
@@ -59,7 +59,7 @@ def post_raw(live: Running, body: bytes, role: str) -> httpx.Response:
 
 
 def on_loop(live: Running, coro: Coroutine[Any, Any, Any]) -> Any:
-    loop = live.station._loop
+    loop = live.station.loop
     assert loop is not None
     return asyncio.run_coroutine_threadsafe(coro, loop).result(10)
 
@@ -159,10 +159,10 @@ def test_an_event_that_cannot_be_stored_is_refused_alone_and_journaled_as_a_noti
 
 def test_a_readers_events_are_cut_to_the_bounds_not_refused(live: Running) -> None:
     station = live.station
-    loop = station._loop
+    loop = station.loop
     assert loop is not None
     live.post({"type": "shoe"}, "dealer")
-    bridge = ReaderBridge(station, loop, "probe")
+    bridge = station.readers.bridge("probe")
     bridge.event({"type": "card", "card": "2H", "raw": "ab" * 50_000, "n": 2**70})
     bridge.notice("frame", image=b"\x00" * 10, deep=orjson.loads(nested_body("x", "y", 40)))
     assert bridge.settled(10)
@@ -180,11 +180,11 @@ def test_a_readers_events_are_cut_to_the_bounds_not_refused(live: Running) -> No
 @pytest.mark.slow
 def test_30000_unreadable_cards_while_suspended_keep_the_state_small(live: Running) -> None:
     station = live.station
-    loop = station._loop
+    loop = station.loop
     assert loop is not None
     for e in BURN:
         live.post(e)
-    bridge = ReaderBridge(station, loop, "garbage")
+    bridge = station.readers.bridge("garbage")
     for i in range(30_000):
         bridge.event({"type": "card", "card": f"?{i}" + "#" * 200})
     assert bridge.settled(120)
@@ -257,9 +257,9 @@ def test_a_journal_that_cannot_be_written_is_waited_out(
     before = state(live).json()
     with failing_commits(station.journal, error):
         check_outage(live, statuses, words)
-        loop = station._loop
+        loop = station.loop
         assert loop is not None
-        bridge = ReaderBridge(station, loop, "shoe")
+        bridge = station.readers.bridge("shoe")
         bridge.event({"type": "card", "card": "8D"})
         assert bridge.settled(10)  # refused, not waited for
         assert live.post({"type": "close_bets"}, "dealer").status_code == 503

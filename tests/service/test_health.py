@@ -71,7 +71,7 @@ def test_not_ready_when_the_disk_is_nearly_full(
 def test_a_failed_journal_is_unhealthy(tmp_path: Path) -> None:
     config, tokens = make_config(tmp_path)
     with serve(config, tokens) as live:
-        live.station.fatal = "the journal commit failed: disk I/O error"
+        live.station.writer.fatal = "the journal commit failed: disk I/O error"
         h = httpx.get(f"{live.url}/api/health")
         assert h.status_code == 503 and h.json()["status"] == "failed"
         r = httpx.get(f"{live.url}/api/ready")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from station.core.table import Table
-from station.live.journal import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, Journal, JournalError
+from station.live.journal import Journal, JournalError
+from station.live.journal.schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION
 from station.shared.rows import notice
 
 

@@ -25,7 +25,8 @@ from station.core.events import (
     READER_TYPES,
     VOCABULARY,
 )
-from station.core.table import BAD_INPUT, Table
+from station.core.table import Table
+from station.core.verdicts import BAD_INPUT
 from station.shared.tokens import ROLES
 from tests.readerkit import wait_until
 from tests.service.kit import Running, make_config, serve

@@ -22,19 +22,20 @@ import logging
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import orjson
 
 from station.core.protection import Alert, Protector, run_length
+from station.live.errors import NotReady
+from station.live.protection.config import ProtectionConfig
 from station.shared.protection_index import ProtectionIndexError, SqliteHistory
-from station.shared.rows import Row, notice
+from station.shared.rows import Pending, Row, notice
 
-if TYPE_CHECKING:
-    from station.live.service import Station
-
-log = logging.getLogger("station.live.protection.monitor")
+log = logging.getLogger("station.live.protection")
 
 ACTOR = "protection"
 #: Alerts kept for `/api/protection` (the dashboard after a reload).
@@ -45,16 +46,35 @@ RETRY = 1.0
 _Batch = tuple[tuple[int, str, dict[str, Any], dict[str, Any] | None], ...]
 
 
-class ProtectionMonitor:
-    """The protection checks of a live station (one per `Station`)."""
+@dataclass(frozen=True, slots=True)
+class StationLink:
+    """What the monitor needs of its station: to journal a notice and wait for its row,
+    to submit a `fault` (an alert in `suspend_on`), to tell the game server, and whether
+    the station is stopping. Each raises `NotReady` while the journal cannot be written."""
 
-    def __init__(self, station: Station, not_ready: type[Exception]) -> None:
-        """`not_ready`: what the station raises while it cannot journal (`NotReady`: the
-        alert is tried again until it can, or until the station stops)."""
+    journal_notice: Callable[[Pending], Awaitable[Row]]
+    submit: Callable[[dict[str, Any], str, str], Awaitable[Row]]
+    send_webhook: Callable[[dict[str, Any]], None]
+    closing: Callable[[], bool]
+
+
+class ProtectionMonitor:
+    """The protection checks of a live station (one per station)."""
+
+    def __init__(
+        self,
+        config: ProtectionConfig,
+        table_id: str,
+        decks: int,
+        journal_path: Path,
+        station: StationLink,
+    ) -> None:
         self.station = station
-        self._not_ready = not_ready
-        self.config = station.config.protection
-        self.index_path = self.config.index_path(station.config.journal.path)
+        self.config = config
+        self.table_id = table_id
+        self.decks = decks
+        self.journal_path = journal_path
+        self.index_path = config.index_path(journal_path)
         self.recent: list[dict[str, Any]] = []  # the latest alerts as journaled, newest last
         self.error: str | None = None  # why the checks are not running, if they are not
         self._queue: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
@@ -96,7 +116,7 @@ class ProtectionMonitor:
         """What `/api/protection` answers: whether it runs, k now, the recent alerts."""
         protector = self._protector
         shoes = protector.history.shoes() if protector is not None else None
-        decks = self.station.config.table.decks
+        decks = self.decks
         return {
             "enabled": self.config.enabled,
             "running": protector is not None and self.error is None,
@@ -112,7 +132,7 @@ class ProtectionMonitor:
     # -- the checker's thread -----------------------------------------------------------
 
     def _run(self, last_seq: int) -> None:
-        cfg, station = self.config, self.station
+        cfg = self.config
         try:
             history = SqliteHistory(self.index_path)
         except ProtectionIndexError as exc:
@@ -121,8 +141,8 @@ class ProtectionMonitor:
             return
         protector = Protector(
             history,
-            station.config.table.decks,
-            table=station.config.table.id,
+            self.decks,
+            table=self.table_id,
             budget=cfg.false_alarm,
             weak_threshold=cfg.weak_below,
         )
@@ -141,7 +161,7 @@ class ProtectionMonitor:
     def _catch_up(self, protector: Protector, last_seq: int) -> None:
         """Feed the rows from the start of the shoe before the current one to `last_seq`,
         journaling only the alerts not journaled before."""
-        path = self.station.config.journal.path
+        path = self.journal_path
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             shoes = db.execute(
@@ -188,7 +208,6 @@ class ProtectionMonitor:
         task.add_done_callback(self._tasks.discard)
 
     async def _journal_and_tell(self, alert: Alert) -> None:
-        NotReady = self._not_ready
         station = self.station
         details = alert.as_dict()
         message = details.pop("message")
@@ -198,13 +217,13 @@ class ProtectionMonitor:
                 row = await station.journal_notice(pending)
                 break
             except NotReady:
-                if station.closing:
+                if station.closing():
                     return  # checked again, and journaled, at the next start
                 await asyncio.sleep(RETRY)
         log.warning("protection alert %s (row %d): %s", alert.code, row.seq, alert.message)
         self._remember(row.event, row.seq, row.ts)
-        table_id = station.config.table.id
-        station.webhooks.send(
+        table_id = self.table_id
+        station.send_webhook(
             {
                 "id": f"{table_id}:{row.seq}:protection_alert",
                 "type": "protection_alert",

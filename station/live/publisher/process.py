@@ -35,11 +35,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from station.live.publisher.publisher import FloorStatus, TableState
+from station.live.publisher.publisher import PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig
 from station.shared.rows import Pending
 
-log = logging.getLogger("station.live.publisher")
+log = logging.getLogger("station.live.floor")
 
 #: The publisher's priority where SCHED_IDLE cannot be had (nice): below the station's.
 NICE = 10
@@ -55,7 +55,7 @@ def encode(kind: str, body: Any) -> bytes:
     return orjson.dumps({kind: body}) + b"\n"
 
 
-class FloorProcess:
+class PublisherProcess:
     """The station's handle on its publisher process: start it, wake it at each commit,
     read its status, stop it."""
 
@@ -71,7 +71,7 @@ class FloorProcess:
         self.config, self.table, self.journal = config, table, journal
         self._state = state
         self._journal_notice = journal_notice
-        self._status = FloorStatus("connecting", 0, "starting the publisher process")
+        self._status = PublisherStatus("connecting", 0, "starting the publisher process")
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
         self._wake = -1  # the wake pipe's write end
@@ -80,7 +80,7 @@ class FloorProcess:
         self._listener: threading.Thread | None = None
 
     @property
-    def status(self) -> FloorStatus:
+    def status(self) -> PublisherStatus:
         return self._status
 
     @property
@@ -166,7 +166,7 @@ class FloorProcess:
                 code,
                 RESTART_AFTER,
             )
-            self._status = FloorStatus(
+            self._status = PublisherStatus(
                 "connecting", self._status.published, f"the publisher process ended ({code})"
             )
             if self._stopping.wait(RESTART_AFTER):
@@ -189,7 +189,7 @@ class FloorProcess:
     def _handle(self, message: dict[str, Any]) -> None:
         if "status" in message:
             s = message["status"]
-            self._status = FloorStatus(str(s["state"]), int(s["published"]), str(s["detail"]))
+            self._status = PublisherStatus(str(s["state"]), int(s["published"]), str(s["detail"]))
         elif "ask" in message:
             self._send("state", self._state().to_dict())
         elif "notice" in message:
@@ -225,7 +225,7 @@ class FloorProcess:
             with contextlib.suppress(OSError):
                 os.close(self._wake)
             self._wake = -1
-        self._status = FloorStatus("stopped", self._status.published, "the station is stopping")
+        self._status = PublisherStatus("stopped", self._status.published, "the station is stopping")
 
 
 def yield_to_station(pid: int) -> None:

@@ -11,12 +11,12 @@ Exactly once and in order: each row goes to `floor.<site>.<table>.journal` with
 row, so the stream stores a row only right after the row before it. After any error (a
 publish not acknowledged in time, a broker restarted or frozen, a wrong last sequence)
 and at start, the publisher asks the stream for the last row it holds for the table
-(`sync`): that row's hash must be the journal's hash at that seq, and publishing resumes
-after it (rows the broker lost are sent again). A mismatch, or a stream ahead of the
-journal, means two journals claim one table: the publisher refuses (publishes nothing),
-journals a notice, logs an error, sends an alert and says so in its status (and so in
-`/api/health` and the heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case
-the operator resolved it.
+(`sync`, by `stream.last_held`): that row's hash must be the journal's hash at that seq,
+and publishing resumes after it (rows the broker lost are sent again). A mismatch, or a
+stream ahead of the journal, means two journals claim one table: the publisher refuses
+(publishes nothing), journals a notice, logs an error, sends an alert and says so in its
+status (and so in `/api/health` and the heartbeat); it looks again every
+`CONFLICT_RETRY` seconds, in case the operator resolved it.
 
 Rows that wait (after an outage, or while the broker is slow: then the publisher gathers
 rows for as long as an acknowledgement takes, up to `MAX_GATHER`) go as atomic batches
@@ -41,19 +41,27 @@ from pathlib import Path
 from typing import Any
 
 import nats
-import orjson
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
-from nats.js.errors import APIError, NotFoundError
+from nats.js.errors import APIError
 
 from station.core.snapshot import TableSnapshot
 from station.live.publisher.settings import FloorConfig
+from station.live.publisher.stream import (
+    Conflict,
+    StreamMissing,
+    check_reply,
+    check_stream,
+    describe,
+    last_held,
+    wrong_last,
+)
+from station.live.publisher.tail import READ_BATCH, JournalTail
 from station.shared.messages import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     WRONG_LAST_SEQUENCE,
     Alert,
-    BadMessage,
     Heartbeat,
     JournalMessage,
     alert_subject,
@@ -61,12 +69,10 @@ from station.shared.messages import (
     inbox_prefix,
     journal_subject,
 )
-from station.shared.rows import GENESIS, Pending, Row, notice, now_ts, row_of
+from station.shared.rows import Pending, Row, notice, now_ts
 
-log = logging.getLogger("station.live.publisher")
+log = logging.getLogger("station.live.floor")
 
-#: Rows read from the journal at a time.
-READ_BATCH = 256
 #: The most rows sent as one atomic batch (the broker's own limit is 1,000 messages).
 BATCH_MAX = 100
 #: A batch's commit may take `timeout` for each this many rows.
@@ -98,16 +104,8 @@ REFUSED = "floor refused: another journal claims this table"
 RESUMED = "floor publishing again"
 
 
-class Conflict(Exception):
-    """The stream holds rows of this table that are not this journal's."""
-
-
-class StreamMissing(Exception):
-    """The broker has no stream for this table's subject (the floor service creates it)."""
-
-
 @dataclass(frozen=True, slots=True)
-class FloorStatus:
+class PublisherStatus:
     """What `/api/health` and the heartbeat say of the floor."""
 
     #: "connecting", "publishing" (caught up or catching up), "refused" or "stopped".
@@ -161,60 +159,6 @@ class TableState:
         )
 
 
-def subject_matches(pattern: str, subject: str) -> bool:
-    """NATS subject matching: `*` is one token, a final `>` one or more."""
-    ptoks, stoks = pattern.split("."), subject.split(".")
-    for i, p in enumerate(ptoks):
-        if p == ">":
-            return len(stoks) > i
-        if i >= len(stoks) or (p != "*" and p != stoks[i]):
-            return False
-    return len(ptoks) == len(stoks)
-
-
-class JournalTail:
-    """The publisher's own read-only view of the journal file (WAL: it never blocks the
-    writer, and sees only committed rows)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._db: sqlite3.Connection | None = None
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            uri = self.path.resolve().as_uri() + "?mode=ro"
-            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        return self._db
-
-    def rows(self, after: int, limit: int = READ_BATCH) -> list[Row]:
-        cur = self._conn().execute(
-            "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
-        )
-        return [row_of(r) for r in cur]
-
-    def hash_at(self, seq: int) -> str | None:
-        found = self._conn().execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
-        return None if found is None else str(found[0])
-
-    def last(self) -> tuple[int, str]:
-        found = (
-            self._conn()
-            .execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1")
-            .fetchone()
-        )
-        return (0, GENESIS) if found is None else (int(found[0]), str(found[1]))
-
-    def reopen(self) -> None:
-        """Drop the connection (after an error: a journal restored under the station is
-        a new file)."""
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
-            self._db = None
-
-    close = reopen
-
-
 class Publisher:
     """One table's publisher, run as a task of an event loop (`run`). The station gives
     it a process of its own (`station.live.publisher.process`); the benchmark runs many in
@@ -237,8 +181,8 @@ class Publisher:
         self._state = state
         self._journal_notice = journal_notice
         #: Told of each change of `status` (the publisher process reports it at once).
-        self.on_status: Callable[[FloorStatus], None] | None = None
-        self._status = FloorStatus("connecting", 0, f"connecting to {config.url}")
+        self.on_status: Callable[[PublisherStatus], None] | None = None
+        self._status = PublisherStatus("connecting", 0, f"connecting to {config.url}")
         #: The stream sequence of the table's last row in the stream (0: none).
         self.stream_seq = 0
         #: The last journal row the stream holds (what to publish after).
@@ -260,11 +204,11 @@ class Publisher:
         self._sent_at = 0.0  # when rows were last read to be sent (monotonic)
 
     @property
-    def status(self) -> FloorStatus:
+    def status(self) -> PublisherStatus:
         return self._status
 
     @status.setter
-    def status(self, status: FloorStatus) -> None:
+    def status(self, status: PublisherStatus) -> None:
         changed = status != self._status
         self._status = status
         if changed and self.on_status is not None:
@@ -300,7 +244,7 @@ class Publisher:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._nc.close(), 2.0)
             self.tail.close()
-            self.status = FloorStatus("stopped", self.published, "the station is stopping")
+            self.status = PublisherStatus("stopped", self.published, "the station is stopping")
 
     async def _connect(self) -> Client:
         cfg = self.config
@@ -327,7 +271,7 @@ class Publisher:
         text = str(exc) or type(exc).__name__
         if self.status.state == "connecting" and not self._closing:
             detail = f"cannot reach the broker: {text}"
-            self.status = FloorStatus("connecting", self.published, detail)
+            self.status = PublisherStatus("connecting", self.published, detail)
         self._say_once(logging.WARNING, f"{text} ({self.config.url}); rows wait in the journal")
 
     def _say_once(self, level: int, text: str) -> None:
@@ -344,7 +288,9 @@ class Publisher:
                 self.config.url,
                 self.published,
             )
-            self.status = FloorStatus("connecting", self.published, "disconnected; reconnecting")
+            self.status = PublisherStatus(
+                "connecting", self.published, "disconnected; reconnecting"
+            )
 
     async def _on_reconnected(self) -> None:
         log.info("floor: reconnected to %s", self.config.url)
@@ -355,7 +301,7 @@ class Publisher:
         delay = RETRY_FIRST
         while True:
             try:
-                await self._check_stream(js)
+                await check_stream(js, self.config.stream, self.subject)
                 await self.sync(js)
                 delay = RETRY_FIRST
                 await self._pump()
@@ -370,72 +316,32 @@ class Publisher:
                 # Not acknowledged, a wrong last sequence, the broker away or frozen: ask
                 # the stream again. Rows wait in the journal meanwhile.
                 self.tail.reopen()
-                what = _describe(exc)
-                if self.status.state == "publishing" and not _wrong_last(exc):
+                what = describe(exc)
+                if self.status.state == "publishing" and not wrong_last(exc):
                     log.warning("floor: %s; rows wait in the journal", what)
-                self.status = FloorStatus("connecting", self.published, what)
+                self.status = PublisherStatus("connecting", self.published, what)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
             except Exception as exc:  # a bug: said once, then tried again like any error
                 if repr(exc) != self._last_error:
                     self._last_error = repr(exc)
                     log.exception("floor: the publisher failed; rows wait in the journal")
-                self.status = FloorStatus("connecting", self.published, f"failed: {exc!r}")
+                self.status = PublisherStatus("connecting", self.published, f"failed: {exc!r}")
                 self.tail.reopen()
                 await asyncio.sleep(RETRY_MAX)
-
-    async def _check_stream(self, js: JetStreamContext) -> None:
-        try:
-            info = await js.stream_info(self.config.stream)
-        except NotFoundError:
-            raise StreamMissing(
-                f"the broker has no stream {self.config.stream!r}: start the floor service "
-                "(it creates it) or create it (README, 'The floor: publishing'); rows wait "
-                "in the journal"
-            ) from None
-        subjects = info.config.subjects or []
-        if not any(subject_matches(p, self.subject) for p in subjects):
-            raise StreamMissing(
-                f"the stream {self.config.stream!r} does not take {self.subject} (its "
-                f"subjects: {', '.join(subjects) or 'none'}); fix the stream or [floor] stream"
-            )
 
     async def sync(self, js: JetStreamContext) -> None:
         """Ask the stream for the table's last row; resume after it if it is this
         journal's row, else `Conflict`."""
-        try:
-            last = await js.get_last_msg(self.config.stream, self.subject, direct=True)
-        except NotFoundError:
+        found = await last_held(js, self.config.stream, self.subject, self.table, self.tail)
+        if found is None:
             self.stream_seq, self.published = 0, 0
             return
-        try:
-            if last.data is None or last.seq is None:
-                raise BadMessage("an empty message")
-            held = JournalMessage.decode(last.data)
-        except BadMessage as exc:
-            raise Conflict(
-                f"the stream's last message on {self.subject} (stream seq {last.seq}) is not "
-                f"a journal row of this station ({exc})"
-            ) from None
-        ours = self.tail.hash_at(held.seq)
-        if ours is None:
-            journal_last = self.tail.last()[0]
-            raise Conflict(
-                f"the stream holds row {held.seq} of table {self.table!r}, but this journal "
-                f"ends at row {journal_last}: another station publishes as this table, or "
-                "this journal was replaced"
-            )
-        if ours != held.hash:
-            raise Conflict(
-                f"row {held.seq} of table {self.table!r} in the stream has hash "
-                f"{held.hash[:12]}…, this journal's has {ours[:12]}…: another station "
-                "publishes as this table"
-            )
-        self.stream_seq, self.published = last.seq, held.seq
+        self.stream_seq, self.published = found
         if self._refused:
             self._refused = False
-            log.warning("floor: %s (stream holds up to row %d)", RESUMED, held.seq)
-            self._say(notice("station", "floor", RESUMED, stream_row=held.seq))
+            log.warning("floor: %s (stream holds up to row %d)", RESUMED, self.published)
+            self._say(notice("station", "floor", RESUMED, stream_row=self.published))
 
     async def _pump(self) -> None:
         """Publish every row after `published`, then wait for the next commit."""
@@ -481,7 +387,7 @@ class Publisher:
             self.config.timeout,
             headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
         )
-        ack = _check_reply(reply.data)
+        ack = check_reply(reply.data)
         if ack is None or not isinstance(ack.get("seq"), int):
             raise NatsError(f"no publish ack for row {row.seq}: {reply.data[:200]!r}")
         self.stream_seq, self.published = ack["seq"], row.seq
@@ -508,7 +414,7 @@ class Publisher:
                 body = JournalMessage.of(self.table, row).encode()
                 if n == 1:  # a request: the batch has begun (or why not)
                     headers[EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self.stream_seq)
-                    _check_reply(
+                    check_reply(
                         (await nc.request(self.subject, body, timeout, headers=headers)).data
                     )
                 elif n < last:
@@ -521,7 +427,7 @@ class Publisher:
                     sent = time.monotonic()
                     reply = await nc.request(self.subject, body, commit, headers=headers)
                     self._acked(sent)
-                    ack = _check_reply(reply.data)
+                    ack = check_reply(reply.data)
                     if ack is None or not isinstance(ack.get("seq"), int):
                         raise NatsError(f"no publish ack for the batch: {reply.data!r}")
                     self.stream_seq, self.published = ack["seq"], row.seq
@@ -546,7 +452,7 @@ class Publisher:
     async def _refuse(self, reason: str) -> None:
         first = not self._refused
         self._refused = True
-        self.status = FloorStatus("refused", self.published, reason)
+        self.status = PublisherStatus("refused", self.published, reason)
         if not first:
             return
         log.error("floor: %s: %s; nothing is published until it is resolved", REFUSED, reason)
@@ -563,7 +469,7 @@ class Publisher:
     def _set(self, state: str, detail: str, level: int | None = None) -> None:
         if level is not None and self.status.state != state:
             log.log(level, "floor: %s", detail)
-        self.status = FloorStatus(state, self.published, detail)
+        self.status = PublisherStatus(state, self.published, detail)
 
     # -- heartbeats ----------------------------------------------------------------------
 
@@ -601,31 +507,3 @@ class Publisher:
             except (NatsError, OSError, sqlite3.Error) as exc:
                 log.debug("floor: heartbeat not sent: %s", exc)
             await asyncio.sleep(self.config.heartbeat_interval)
-
-
-def _check_reply(data: bytes) -> dict[str, Any] | None:
-    """A batch message's reply: empty (received), a publish ack, or an error (raised)."""
-    if not data:
-        return None
-    try:
-        body = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise NatsError(f"an unreadable reply from the stream: {data[:200]!r}") from None
-    if not isinstance(body, dict):
-        raise NatsError(f"an unexpected reply from the stream: {data[:200]!r}")
-    if isinstance(body.get("error"), dict):
-        APIError.from_error(body["error"])
-    return body
-
-
-def _wrong_last(exc: BaseException) -> bool:
-    return isinstance(exc, APIError) and exc.err_code == WRONG_LAST_SEQUENCE
-
-
-def _describe(exc: BaseException) -> str:
-    if _wrong_last(exc):
-        return "the stream's last row is not the one expected"
-    if isinstance(exc, TimeoutError | nats.errors.TimeoutError):
-        return "the broker did not acknowledge in time"
-    text = str(exc) or type(exc).__name__
-    return f"broker error: {text}"

@@ -1,6 +1,6 @@
 """The floor publisher's process: `python -m station.live.publisher.worker CONTROL_FD WAKE_FD`.
 
-Started by the station (`station.live.publisher.process.FloorProcess`), never by hand. It
+Started by the station (`station.live.publisher.process.PublisherProcess`), never by hand. It
 reads its settings from the control socket, runs one `Publisher`, wakes it at each byte
 on the wake pipe, and sends the station its status, notices to journal, log lines and
 questions for the table's state. It ends when the station says `stop`, or when the
@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from station.live.publisher.process import encode
-from station.live.publisher.publisher import BURST_GAP, FloorStatus, Publisher, TableState
+from station.live.publisher.publisher import BURST_GAP, Publisher, PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig
 from station.shared.rows import Pending
 
@@ -183,7 +183,7 @@ class Worker:
             self._report_once()
             await asyncio.sleep(REPORT_EVERY)
 
-    def _status_changed(self, status: FloorStatus) -> None:
+    def _status_changed(self, status: PublisherStatus) -> None:
         """A new state (publishing, refused, ...) goes to the station at once; a new row
         count or detail waits for the next report, so a busy table costs the station at
         most `1 / REPORT_EVERY` messages a second."""

@@ -1,0 +1,113 @@
+"""The journal's file format: its tables, its stamps and the migrations of older files.
+
+A station journal is stamped with SQLite's `application_id` ("BACC") and its layout's
+version in `user_version`, so that another program's database given as `[journal] path` is
+refused untouched, and a journal of an older station is migrated (explicitly, one schema
+at a time) before it is written to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from station.live.journal.errors import JournalError
+
+SCHEMA = """
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    source TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('event', 'notice')),
+    event TEXT NOT NULL,
+    verdict TEXT,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+)
+"""
+#: The game server's webhook events owed: written in the same transaction as the row that
+#: caused them, deleted once delivered (or given up, which is journaled). Not part of the
+#: record (no hash): the station's outbox, so that a stop or a crash loses no event; the
+#: next start sends them again, with the same ids.
+OUTBOX = """
+CREATE TABLE outbox (
+    endpoint TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (endpoint, id)
+)
+"""
+#: One event owed to one endpoint: (the endpoint's key, the row's seq, the event's id, its
+#: body as sent).
+OutboxEntry = tuple[str, int, str, bytes]
+#: SQLite's `application_id` of a station journal ("BACC"): another program's database
+#: given as `[journal] path` is refused instead of taken over.
+APPLICATION_ID = 0x42414343
+#: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
+SCHEMA_VERSION = 2
+#: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
+#: 0 is a journal of station 0.1.0: the same table, before files were stamped; 1 had no
+#: outbox.
+MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,)}
+COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: committed when the block ends, rolled back if it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:  # a failed COMMIT may have rolled back already
+            db.execute("ROLLBACK")
+        raise
+
+
+def adopt(db: sqlite3.Connection, path: Path) -> int | None:
+    """Make a new file (`db`, open on `path`) a journal, or check that an existing one is a
+    station journal of a schema this station knows, migrating an older one. Returns the
+    schema migrated from (None if none was needed). A file refused is closed untouched."""
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    listed = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    tables = sorted(name for (name,) in listed)
+    if app_id == 0 and not tables:  # a new, empty file
+        _migrate(db, [SCHEMA, OUTBOX], SCHEMA_VERSION)
+        return None
+    legacy = (app_id, version, tables) == (0, 0, ["journal"]) and _columns(db) == COLUMNS
+    if app_id != APPLICATION_ID and not legacy:
+        db.close()
+        what = f"tables {', '.join(tables)}" if tables else f"application_id {app_id}"
+        raise JournalError(
+            f"{path} is not a station journal (another program's SQLite database: "
+            f"{what}); it was left untouched. Give [journal] path a file of its own"
+        )
+    if version > SCHEMA_VERSION:
+        db.close()
+        raise JournalError(
+            f"the journal {path} has schema {version}, written by a newer station "
+            f"(this one knows up to {SCHEMA_VERSION}); upgrade the station, or restore "
+            "the journal from a backup made by this version"
+        )
+    for step in range(version, SCHEMA_VERSION):
+        _migrate(db, list(MIGRATIONS[step]), step + 1)
+    return version if version < SCHEMA_VERSION else None
+
+
+def _columns(db: sqlite3.Connection) -> tuple[str, ...]:
+    return tuple(r[1] for r in db.execute("PRAGMA table_info(journal)"))
+
+
+def _migrate(db: sqlite3.Connection, statements: list[str], to_version: int) -> None:
+    """Run `statements` and stamp the file with `to_version`, in one transaction."""
+    with transaction(db):
+        for sql in statements:
+            db.execute(sql)
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {int(to_version)}")

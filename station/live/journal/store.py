@@ -1,0 +1,371 @@
+"""The journal's storage: the one writer's file, opened, started, appended to, and waited
+out when its disk fails.
+
+Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append` returns,
+so a verdict that was published (answered, broadcast, posted) can never be lost, even by
+a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
+writer commits. After each commit the writer rewrites the head anchor (`<path>.head`: the
+last seq and hash) that `verify` checks the chain reaches.
+
+When the journal cannot be written (disk full, read-only, an I/O error, the file deleted
+or replaced under the station: `check_file`), `append` raises `JournalUnavailable` with a
+message saying what to do; nothing of that commit is in the file, and the service waits
+it out (`probe`, `resync`, then it commits again). An event that cannot be stored as JSON
+at all is `Unstorable` (`event_text`), asked before the table decides it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from station.core.table import Table
+from station.live.journal import disk, reading
+from station.live.journal.errors import (
+    UNAVAILABLE_TAIL,
+    JournalError,
+    JournalUnavailable,
+    JournalUnopenable,
+)
+from station.live.journal.schema import SCHEMA_VERSION, OutboxEntry, adopt, transaction
+from station.live.journal.table import (
+    Replayed,
+    replay,
+    settings_in,
+    settings_of,
+    table_settings,
+)
+from station.live.journal.verify import VerifyReport, verify_journal
+from station.shared.rows import (
+    CREATED,
+    GENESIS,
+    VERDICT_KEYS,
+    Pending,
+    Row,
+    dumps,
+    notice,
+    row_hash,
+)
+
+log = logging.getLogger("station.live.journal")
+
+OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)"
+SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
+#: The size of the write `Journal.probe` tries before the writer commits again.
+PROBE_BYTES = 64 * 1024
+
+
+class Journal:
+    """The journal file. Not thread-safe: the service uses it from one thread at a time."""
+
+    def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
+        self.path = Path(path)
+        self.head_path = self.path.with_name(self.path.name + ".head")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            target = self.path if create else f"{self.path.resolve().as_uri()}?mode=rw"
+            self._db = sqlite3.connect(
+                target, isolation_level=None, check_same_thread=False, uri=not create
+            )
+            self.migrated_from = adopt(self._db, self.path)  # first: a foreign file stays untouched
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+        except (OSError, sqlite3.Error) as exc:
+            with contextlib.suppress(AttributeError, sqlite3.Error):
+                self._db.close()
+            what = disk.disk_condition(exc, self.path)
+            if what is not None:
+                raise JournalUnopenable(f"the journal cannot be opened: {what}") from exc
+            raise JournalError(
+                f"cannot open the journal {self.path}: {exc}; check [journal] "
+                "path and that the directory is writable"
+            ) from exc
+        last = self._db.execute(
+            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        self.last_seq: int = last[0] if last else 0
+        self.last_hash: str = last[1] if last else GENESIS
+        self._head_fd: int | None = None
+        st = os.stat(self.path)
+        #: The file written to (device, inode): a journal deleted or replaced under the
+        #: station is noticed before the next commit (`check_file`).
+        self._identity = (st.st_dev, st.st_ino)
+
+    @contextlib.contextmanager
+    def _committing(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction whose disk failure is `JournalUnavailable` (what to do)."""
+        try:
+            with transaction(self._db) as db:
+                yield db
+        except (sqlite3.Error, OSError) as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
+
+    def close(self) -> None:
+        if self._head_fd is not None:
+            os.close(self._head_fd)
+            self._head_fd = None
+        self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self, table_id: str, table: Table) -> None:
+        """Become the journal's one writer (an exclusive lock on the head anchor, so a
+        second station on the same file stops at once), then write the `journal created`
+        row if the journal is new, else check that the table settings are the ones the
+        journal was written with."""
+        self._open_head()
+        assert self._head_fd is not None
+        try:
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise JournalError(
+                f"another station is writing to the journal {self.path}; "
+                "stop it first, or give this one its own [journal] path"
+            ) from None
+        settings = table_settings(table_id, table)
+        first = self.settings()
+        if first is None:
+            self.append([notice("station", "station", CREATED, table=settings)])
+        elif (game := settings_of(first)["game"]) != settings["game"]:
+            raise JournalError(
+                f"the journal {self.path} is the record of a {game} table, but the config "
+                f"says [table] game = {settings['game']!r}: a journal holds one game, so "
+                f"give the new game a new journal file ([journal] path), or set [table] "
+                f"game = {game!r} back to go on with this one"
+            )
+        elif settings_of(first) != settings:
+            raise JournalError(
+                f"the journal {self.path} belongs to table {first}, but the config says "
+                f"{settings}: use the same [table] settings, or a new [journal] path for a "
+                "new table"
+            )
+        if self.migrated_from is not None:
+            migrated = notice(
+                "station",
+                "station",
+                "journal migrated",
+                from_schema=self.migrated_from,
+                to_schema=SCHEMA_VERSION,
+            )
+            self.append([migrated])
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(
+        self,
+        pending: list[Pending],
+        outbox: Callable[[list[Row]], list[OutboxEntry]] | None = None,
+        settled: Sequence[tuple[str, str]] = (),
+    ) -> list[Row]:
+        """Commit rows in one transaction (durable when this returns), in order; with them
+        the webhook events they cause (`outbox`, made from the rows) and the deletion of
+        those delivered since the last commit (`settled`: (endpoint, id) pairs)."""
+        rows: list[Row] = []
+        seq, prev = self.last_seq, self.last_hash
+        params = []
+        for p in pending:
+            seq += 1
+            event = dict(p.event)
+            verdict = None if p.verdict is None else {k: p.verdict[k] for k in VERDICT_KEYS}
+            text = dumps(event) if p.text is None else p.text
+            verdict_text = None if verdict is None else dumps(verdict)
+            h = row_hash(seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev)
+            params.append((seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev, h))
+            rows.append(Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h))
+            prev = h
+        if not params:
+            return rows
+        self.check_file()
+        with self._committing() as db:
+            db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+            if outbox is not None:
+                db.executemany(OWE, outbox(rows))
+            if settled:
+                db.executemany(SETTLE, settled)
+        self.last_seq, self.last_hash = seq, prev
+        self._write_head(seq, prev)
+        return rows
+
+    def _open_head(self) -> None:
+        if self._head_fd is None:
+            self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def _write_head(self, seq: int, h: str) -> None:
+        """The tail anchor: fixed-size, rewritten in place after each commit. It is written
+        after the commit, so it can lag the database (a crash in between) but never lead it;
+        a failure to write it is only logged (the rows are committed: a lagging anchor is
+        what `verify` allows, and the next commit writes it again)."""
+        try:
+            self._open_head()
+            assert self._head_fd is not None
+            os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
+        except OSError as exc:
+            log.warning(
+                "the head anchor %s was not updated to row %d: %s", self.head_path, seq, exc
+            )
+
+    # -- the webhook outbox ---------------------------------------------------------------
+
+    def owed(self) -> list[OutboxEntry]:
+        """The webhook events not yet delivered, in journal order."""
+        sql = "SELECT endpoint, seq, id, body FROM outbox ORDER BY seq, rowid"
+        return [(str(e), int(s), str(i), bytes(b)) for e, s, i, b in self._db.execute(sql)]
+
+    def owe(self, entries: Sequence[OutboxEntry]) -> None:
+        """Record webhook events owed for rows already committed (an alert, a suspension
+        announced again), durably."""
+        self._outbox_write(OWE, entries)
+
+    def settle(self, done: Sequence[tuple[str, str]]) -> None:
+        """Forget delivered webhook events ((endpoint, id) pairs)."""
+        self._outbox_write(SETTLE, done)
+
+    def _outbox_write(self, sql: str, params: Sequence[tuple[Any, ...]]) -> None:
+        if not params:
+            return
+        with self._committing() as db:
+            db.executemany(sql, params)
+
+    # -- when the disk fails -------------------------------------------------------------
+
+    def unwritable(self, exc: BaseException) -> str:
+        """What a failed write means for the operator: what to do, and that nothing
+        answered was lost (a failed commit leaves nothing half-written)."""
+        return disk.unwritable(exc, self.path)
+
+    def check_file(self) -> None:
+        """`JournalUnavailable` if the journal's file was deleted or replaced under the
+        station: SQLite would go on writing to the deleted file, lost at the next start."""
+        try:
+            st = os.stat(self.path)
+            present = (st.st_dev, st.st_ino) == self._identity
+        except OSError:
+            present = False
+        if present:
+            return
+        with contextlib.suppress(sqlite3.Error):  # the WAL's rows into the deleted file,
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # so a copy of it is whole
+        held = disk.held_open(self.path)
+        how = f" (this station still holds it open: `cp {held} {self.path}` restores it)"
+        raise JournalUnavailable(
+            f"the journal file {self.path} was deleted or replaced while the station was "
+            f"running; restore it{how if held else ' from a backup'} and the station "
+            f"continues by itself; it never starts a new journal on its own — "
+            f"{UNAVAILABLE_TAIL}"
+        )
+
+    def probe(self) -> None:
+        """`JournalUnavailable` unless the journal's folder takes a small synced write and
+        the journal file is the one this station writes (a restored copy of it is taken
+        back). Cheap: the writer calls it before it tries to commit again."""
+        self.check_file_or_reopen()
+        probe = self.path.with_name(self.path.name + ".probe")
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, bytes(PROBE_BYTES))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
+
+    def check_file_or_reopen(self) -> None:
+        """`check_file`, but if a file is back at the journal's path (the operator restored
+        it) and it ends with exactly the row this station committed last, continue on it.
+        It is first read as an immutable file (no lock, no WAL: the station's own WAL and
+        shared memory still belong to the deleted file), and only then opened to write."""
+        try:
+            self.check_file()
+            return
+        except JournalUnavailable:
+            if not self.path.is_file() or self.path.stat().st_size == 0:
+                raise
+        last = disk.last_row_of(self.path)
+        if last != (self.last_seq, self.last_hash):
+            ends = "cannot be read" if last is None else f"ends at row {last[0]}"
+            raise JournalUnavailable(
+                f"the file now at {self.path} is not this station's journal as it was (it "
+                f"{ends}; this station committed up to row {self.last_seq}); restore the "
+                f"station's own journal there — {UNAVAILABLE_TAIL}"
+            )
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if self._head_fd is not None:
+            os.close(self._head_fd)  # releases the writer's lock on the old anchor: take it anew
+            self._head_fd = None
+        try:
+            restored = Journal(self.path, create=False)
+            self._db, self._identity = restored._db, restored._identity
+            self._open_head()
+            assert self._head_fd is not None
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (JournalError, OSError) as exc:
+            raise JournalUnavailable(
+                f"the restored journal {self.path} cannot be opened to write ({exc}) — "
+                f"{UNAVAILABLE_TAIL}"
+            ) from None
+        self._write_head(self.last_seq, self.last_hash)
+        log.warning("the journal %s was restored; continuing on it", self.path)
+
+    def resync(self) -> None:
+        """Read the last committed row back from the file (after a failed commit, whose
+        outcome SQLite reports but an I/O error may blur). Fewer or other rows than this
+        station committed cannot be waited out: `JournalError` (the station stops)."""
+        try:
+            last = self._db.execute(
+                "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise JournalUnavailable(self.unwritable(exc)) from exc
+        seq, h = (last[0], last[1]) if last else (0, GENESIS)
+        if seq < self.last_seq or (seq == self.last_seq and h != self.last_hash):
+            raise JournalError(
+                f"{self.path}: the journal ends at row {seq}, but this station committed up "
+                f"to row {self.last_seq} (hash {self.last_hash[:12]}…); rows were removed or "
+                "changed: run `station journal verify` and restore it from a backup"
+            )
+        self.last_seq, self.last_hash = seq, h
+
+    # -- reading (`reading`), verifying (`verify`) ------------------------------------------
+
+    def settings(self) -> dict[str, Any] | None:
+        """The table settings from the `journal created` row, or None for an empty journal."""
+        return settings_in(next(self.rows(limit=1), None), self.path)
+
+    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
+        """Rows with seq > after, in order (all of them, or at most `limit`)."""
+        return reading.rows(self._db, after, limit)
+
+    def replay_into(self, table: Table) -> Replayed:
+        """Apply every event row to `table` (notices skipped), checking that the core still
+        decides what the journal says."""
+        return replay(self.rows(), table, self.path)
+
+    def export(self, sink: BinaryIO, after: int = 0) -> int:
+        """Write the table events as replay JSON Lines, each with its `verdict` (the replay
+        output's fields less seq) and a `journal` object (seq, ts, source, actor). `station
+        replay` accepts the file as is (it ignores the extra keys) and decides the same."""
+        return reading.export(self.rows(after=after), sink)
+
+    def backup(self, dest: str | os.PathLike[str]) -> int:
+        """Copy the journal to `dest` (a new file) and its head anchor to `dest.head`,
+        consistent even while the station commits (`reading.backup`). Returns the copy's
+        row count."""
+        return reading.backup(self._db, self.head_path, dest)
+
+    def verify(self) -> VerifyReport:
+        """Check the chain, the head anchor and that the core's replay agrees with every
+        stored verdict. Never raises for a bad journal: the report lists the problems."""
+        return verify_journal(self._db, self.path, self.head_path)

@@ -1,0 +1,116 @@
+"""Verifying a journal: its hash chain, its head anchor, and every verdict against the core.
+
+Each row's hash covers its own fields and the previous row's hash, so an edited, deleted
+or reordered row breaks the chain. A deleted *last* row leaves a valid chain, so the
+writer also keeps a head anchor file beside the database (`<path>.head`: the last seq and
+hash, which may lag the database but never lead it); the chain must reach it. Then the
+core replays the table from the recorded settings and must decide every stored verdict.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from station.live.journal import reading
+from station.live.journal.errors import JournalError
+from station.live.journal.table import replay, settings_in, settings_of, table_of
+from station.shared.rows import GENESIS, row_hash
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    """What `Journal.verify` found."""
+
+    rows: int = 0
+    events: int = 0
+    last_seq: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_journal(db: sqlite3.Connection, path: Path, head_path: Path) -> VerifyReport:
+    """Check the chain of the journal at `path` (open on `db`), its head anchor
+    (`head_path`) and that the core's replay agrees with every stored verdict. Never raises
+    for a bad journal: the report lists the problems."""
+    report = VerifyReport()
+    prev, expected_seq = GENESIS, 1
+    sql = "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash FROM journal"
+    try:
+        raw_rows = db.execute(sql + " ORDER BY rowid").fetchall()
+    except sqlite3.Error as exc:
+        report.problems.append(f"cannot read the journal: {exc}")
+        return report
+    for seq, ts, source, actor, kind, event, verdict, prev_hash, h in raw_rows:
+        report.rows += 1
+        if seq != expected_seq:
+            report.problems.append(
+                f"row {seq}: expected row {expected_seq} here (a row was deleted or the "
+                "rows were reordered)"
+            )
+        if prev_hash != prev:
+            report.problems.append(
+                f"row {seq}: prev_hash does not match the previous "
+                "row's hash (a row before it was deleted, changed or "
+                "moved)"
+            )
+        if row_hash(seq, ts, source, actor, kind, event, verdict, prev_hash) != h:
+            report.problems.append(
+                f"row {seq}: its hash does not match its contents (the row was edited)"
+            )
+        prev, expected_seq = h, seq + 1
+    report.last_seq = raw_rows[-1][0] if raw_rows else 0
+    _verify_head(report, raw_rows, head_path)
+    if not report.problems:
+        _verify_verdicts(report, db, path)
+    return report
+
+
+def _verify_head(report: VerifyReport, raw_rows: list[Any], head_path: Path) -> None:
+    try:
+        text = head_path.read_text()
+    except FileNotFoundError:
+        if raw_rows:
+            report.warnings.append(
+                f"no head anchor {head_path}: a deleted last row would not be detected"
+            )
+        return
+    try:
+        seq_text, h = text.split()
+        head_seq = int(seq_text)
+    except ValueError:
+        report.problems.append(f"the head anchor {head_path} is unreadable")
+        return
+    hashes = {r[0]: r[8] for r in raw_rows}
+    if head_seq not in hashes:
+        report.problems.append(
+            f"the head anchor says row {head_seq} was committed, but "
+            "the journal does not have it (rows were deleted)"
+        )
+    elif hashes[head_seq] != h:
+        report.problems.append(f"row {head_seq}: its hash differs from the head anchor")
+
+
+def _verify_verdicts(report: VerifyReport, db: sqlite3.Connection, path: Path) -> None:
+    try:
+        settings = settings_in(next(reading.rows(db, limit=1), None), path)
+    except JournalError as exc:
+        report.problems.append(str(exc))
+        return
+    if settings is None:
+        return
+    try:
+        table = table_of(settings_of(settings))
+    except (KeyError, TypeError, ValueError) as exc:
+        report.problems.append(f"row 1: bad table settings {settings}: {exc}")
+        return
+    try:
+        report.events = replay(reading.rows(db), table, path).events
+    except JournalError as exc:
+        report.problems.append(str(exc))

@@ -1,0 +1,166 @@
+"""The game server's events owed: made with the commit of their rows, kept until delivered.
+
+The writer asks for the webhook events a batch owes (`entries`) inside its commit, so the
+outbox rows (`Journal.append`) and the table rows are on disk together; only then are they
+queued to the sender (`WebhookSender`, `station.live.signals`). An endpoint that answers
+2xx settles an event: it leaves the outbox with the next commit (`take_delivered`), no
+disk write of its own. What a run did not deliver (its stop's grace ran out, or it died)
+is sent again at the next start (`send_owed`). An event of a row already committed (a
+suspension announced again at start, a protection alert) is owed with a write of its own
+(`send`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from station.core.table import Table
+from station.live.config import StationConfig
+from station.live.journal import Journal, JournalUnavailable, OutboxEntry
+from station.live.signals import WebhookSender, suspended_fields
+from station.shared.rows import Pending, Row, notice
+
+log = logging.getLogger("station.live.service")
+
+#: A webhook event of a committed batch: (index of its row in the batch, type, fields read
+#: from the table right after that row's event).
+Signal = tuple[int, str, dict[str, Any]]
+
+
+class Outbox:
+    """The webhook events owed to the game server, and the sender that delivers them."""
+
+    def __init__(
+        self,
+        config: StationConfig,
+        table: Callable[[], Table],
+        journal: Callable[[], Journal | None],
+        post: Callable[[Pending], None],
+    ) -> None:
+        """`table`: the table now (a suspension announced again reads its fields there);
+        `journal`: the open journal, if any; `post`: queue a notice row (a webhook given
+        up)."""
+        self._config = config
+        self._table = table
+        self._journal = journal
+        self._post = post
+        self.webhooks = WebhookSender(
+            config.signals, give_up=self._gave_up, settled=self._settled, owe=self._owe
+        )
+        #: Events delivered since the last commit: (endpoint, id) pairs deleted from the
+        #: outbox with the next commit.
+        self._delivered: list[tuple[str, str]] = []
+
+    def start(self) -> None:
+        self.webhooks.start()
+
+    async def stop(self, on_disk: Callable[..., Awaitable[Any]]) -> None:
+        """Give queued events their grace, then settle what was delivered since the last
+        commit (if the journal cannot be written now, they are sent again next start)."""
+        await self.webhooks.stop()
+        journal = self._journal()
+        if journal is not None and self._delivered:
+            with contextlib.suppress(JournalUnavailable):  # then they are sent again
+                await on_disk(journal.settle, self._delivered)
+
+    def body(self, what: str, row: Row, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The game server's body of an event of `row`. `fields`: the event's own fields,
+        read from the table right after the row's event (`signals.table_events`); None:
+        from the table now."""
+        table_id = self._config.table.id
+        if fields is None:  # a suspension announced again at start
+            fields = suspended_fields(self._table(), (row.verdict or {}).get("error"))
+        body: dict[str, Any] = {
+            "id": f"{table_id}:{row.seq}:{what}",
+            "type": what,
+            "table": table_id,
+            "seq": row.seq,
+            "ts": row.ts,
+            "event": row.event,
+            "source": row.source,
+            "actor": row.actor,
+            **fields,
+        }
+        if what in ("round_result", "round_voided", "shoe_started"):
+            body["paytable"] = self._config.table.load_paytable().name
+        return body
+
+    def entries(self, signals: list[Signal], rows: list[Row]) -> list[OutboxEntry]:
+        """The outbox entries a batch owes (called by the journal inside its commit, with
+        the batch's rows)."""
+        owed: list[OutboxEntry] = []
+        for i, what, fields in signals:
+            owed.extend(self.webhooks.entries(self.body(what, rows[i], fields)))
+        return owed
+
+    def take_delivered(self) -> list[tuple[str, str]]:
+        """The settled events to delete with the commit about to run."""
+        delivered, self._delivered = self._delivered, []
+        return delivered
+
+    def keep_delivered(self, delivered: list[tuple[str, str]]) -> None:
+        """That commit failed: delete them with a later one."""
+        self._delivered = delivered + self._delivered
+
+    def queue(self, owed: list[OutboxEntry]) -> None:
+        """Events of a batch just committed (in the outbox already): to the sender."""
+        self.webhooks.queue(owed)
+
+    def send(self, body: dict[str, Any]) -> None:
+        """Owe (a synced write) and send an event of a row already committed."""
+        self.webhooks.send(body)
+
+    async def send_owed(self, journal: Journal, on_disk: Callable[..., Awaitable[Any]]) -> None:
+        """Queue the webhook events the last run did not deliver; those of an endpoint no
+        longer configured are dropped, said."""
+        owed: list[OutboxEntry] = await on_disk(journal.owed)
+        if not owed:
+            return
+        keys = self.webhooks.keys
+        gone = [(key, event_id) for key, _seq, event_id, _body in owed if key not in keys]
+        if gone:
+            log.warning(
+                "%d webhook event(s) owed to an endpoint no longer in [signals] are "
+                "dropped (from %s)",
+                len(gone),
+                gone[0][1],
+            )
+            await on_disk(journal.settle, gone)
+        owed = [entry for entry in owed if entry[0] in keys]
+        if owed:
+            log.warning(
+                "%d webhook event(s) the last run did not deliver are sent again (from %s)",
+                len(owed),
+                owed[0][2],
+            )
+            self.webhooks.queue(owed)
+
+    def _settled(self, endpoint: str, event_id: str) -> None:
+        """An endpoint is done with an event: deleted from the outbox with the next
+        commit."""
+        self._delivered.append((endpoint, event_id))
+
+    def _owe(self, entries: list[OutboxEntry]) -> None:
+        """Events of rows already committed: into the outbox now (a synced write; rare)."""
+        journal = self._journal()
+        if journal is None:
+            return
+        try:
+            journal.owe(entries)
+        except JournalUnavailable as exc:  # still sent; only a crash before could lose it
+            log.error("webhook events %s not recorded as owed: %s", entries[0][2], exc)
+
+    def _gave_up(self, url: str, body: dict[str, Any], error: str) -> None:
+        self._post(
+            notice(
+                "station",
+                "station",
+                "webhook gave up",
+                url=url,
+                notice_id=body.get("id"),
+                error=error,
+            )
+        )

@@ -1,0 +1,70 @@
+"""Ctrl-C on `make run` (the demo station): the station shuts down cleanly and the process
+says nothing more, no KeyboardInterrupt traceback, exiting 130 (128 + SIGINT, what a shell
+reports for a command stopped by Ctrl-C)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from station.cli import EXIT_INTERRUPTED, main
+from tests.conftest import ROOT, spawn_station
+from tests.netkit import free_port
+
+pytestmark = pytest.mark.server
+
+
+def demo_config(tmp_path: Path) -> Path:
+    """config/demo.toml with its journal and token file in `tmp_path` (not the checkout's
+    var/, which a `make run` beside the test may be using)."""
+    demo = (ROOT / "config" / "demo.toml").read_text()
+    moved = demo.replace('"../var/demo-journal.db"', '"journal.db"').replace(
+        '"../var/demo-tokens.toml"', '"tokens.toml"'
+    )
+    assert moved.count('"journal.db"') == 1 and moved.count('"tokens.toml"') == 1
+    config = tmp_path / "demo.toml"
+    config.write_text(moved)
+    return config
+
+
+def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    port = free_port()
+    proc = spawn_station(
+        "run",
+        "--config",
+        str(config),
+        "--bind",
+        f"127.0.0.1:{port}",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # SIGINT as a terminal delivers it, even if this test runs where it is ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/api/ready").status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "the demo station never got ready"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == EXIT_INTERRUPTED == 130
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "Application shutdown complete" in err  # the station was stopped, not killed
+    assert "demo tokens" in out
+    assert main(["journal", "verify", "--config", str(config)]) == 0

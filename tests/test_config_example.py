@@ -1,0 +1,44 @@
+"""`station config example`: the documented example configs every `--help` points to,
+printed by the command and shipped in the wheel (an installed station has no config/)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from station.live.config import load
+from tests.conftest import ROOT, run_station
+
+
+@pytest.mark.parametrize(
+    ("args", "example"),
+    [((), "example.toml"), (("--floor",), "floor.example.toml")],
+)
+def test_the_command_prints_the_example(args: tuple[str, ...], example: str) -> None:
+    out = run_station("config", "example", *args)
+    assert out.returncode == 0 and out.stderr == b""
+    assert out.stdout == (ROOT / "config" / example).read_bytes()
+
+
+def test_what_it_prints_is_a_config_the_station_loads(tmp_path: Path) -> None:
+    config = tmp_path / "station.toml"
+    config.write_bytes(run_station("config", "example").stdout)
+    assert load(config).table.id
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_examples(tmp_path: Path) -> None:
+    """Package data, not links: the wheel holds the files' own bytes."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("baccarat_station-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        for example in ("example.toml", "floor.example.toml"):
+            shipped = archive.read(f"station/examples/{example}")
+            assert shipped == (ROOT / "config" / example).read_bytes()
