@@ -66,8 +66,8 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 .PHONY: screenshots
-# The README's dashboard pictures (docs/dashboard.png, docs/dashboard-cercle.png): a demo
-# station per game at a dealer's pace, photographed by Chromium (5 to 15 minutes).
+# The README's pictures of the dashboard, the floor view and the report (docs/*-1366.png,
+# docs/*-390.png): demo stations at a dealer's pace, photographed by Chromium (5 to 15 min).
 screenshots: install
 	$(PY) scripts/dashboard_screenshot.py
 

@@ -27,6 +27,7 @@ from websockets.asyncio.client import connect
 
 from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
+from station.shared.signing import SigningKey
 from station.shared.tokens import new_token, token_hash
 from tests.netkit import free_port
 
@@ -39,9 +40,11 @@ TS = "%Y-%m-%dT%H:%M:%S.%fZ"
 STAGES: list[float] = []
 
 
-def serial_station_config(tmp: Path, port: int, token: str, link: Path, extra: str = "") -> Path:
+def serial_station_config(
+    tmp: Path, port: int, token: str, link: Path, extra: str = "", journal: str = ""
+) -> Path:
     """An ungated station reading a serial shoe at `link`, its journal in `tmp`, with
-    `extra` TOML sections after its own."""
+    `journal` more keys of its `[journal]` and `extra` TOML sections after its own."""
     config = tmp / "station.toml"
     config.write_text(f"""
 [table]
@@ -52,6 +55,7 @@ driver = "serial"
 url = "{link}"
 [journal]
 path = "{tmp / "journal.db"}"
+{journal}
 [api]
 bind = "127.0.0.1:{port}"
 public_read = true
@@ -71,14 +75,19 @@ class Rig:
 
 
 @contextlib.contextmanager
-def running_station(extra: str = "") -> Iterator[Rig]:
+def running_station(extra: str = "", signed: bool = False) -> Iterator[Rig]:
     """`station run` in a subprocess (its own interpreter, as in production) on a new
-    journal, reading a serial shoe on a pty; stopped at the end."""
+    journal, reading a serial shoe on a pty; stopped at the end. `signed`: with a signing
+    key of its own (`[journal] signing_key`), so every row is signed."""
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         port, token = free_port(), new_token()
         link = tmp / "shoe"
-        config = serial_station_config(tmp, port, token, link, extra)
+        journal = ""
+        if signed:
+            SigningKey.generate().save(tmp / "station.pem")
+            journal = f'signing_key = "{tmp / "station.pem"}"'
+        config = serial_station_config(tmp, port, token, link, extra, journal)
         pty = PtyPort(link)
         proc = subprocess.Popen(
             [
@@ -133,10 +142,11 @@ def play(
     *,
     block: int = 0,
     between: Callable[[int], None] | None = None,
+    warmup: int = WARMUP,
 ) -> list[float]:
-    """Deal `cards` (after `WARMUP` not counted) and time each; with `between`, it is
+    """Deal `cards` (after `warmup` not counted) and time each; with `between`, it is
     called with the block's number before each `block` cards (0 first)."""
-    return asyncio.run(_play_async(rig, cards, interval, block, between))
+    return asyncio.run(_play_async(rig, cards, interval, block, between, warmup))
 
 
 async def _play_async(
@@ -145,6 +155,7 @@ async def _play_async(
     interval: float,
     block: int,
     between: Callable[[int], None] | None,
+    warmup: int = WARMUP,
 ) -> list[float]:
     """One thread, one loop: the client's own thread hand-offs stay out of the figures."""
     pty, client, url = rig.pty, rig.client, rig.url
@@ -155,8 +166,8 @@ async def _play_async(
     blocks = 0  # blocks begun
     async with connect(url.replace("http", "ws") + "/api/live") as ws:
         await ws.recv()  # hello
-        while len(latencies) < cards + WARMUP:
-            counted = len(latencies) - WARMUP
+        while len(latencies) < cards + warmup:
+            counted = len(latencies) - warmup
             if between is not None and counted >= blocks * block:
                 between(blocks)
                 blocks += 1
@@ -184,8 +195,9 @@ async def _play_async(
                 for kind in ("void", "end_shoe", "shoe"):
                     client.post(f"{url}/api/events", json={"type": kind})
                 shoe = VirtualShoe(8, len(latencies))
-    del STAGES[:WARMUP]
-    return latencies[WARMUP:]
+    first = len(STAGES) - len(latencies)  # this deal's stages, its warm-up's left out
+    del STAGES[first : first + warmup]
+    return latencies[warmup:]
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -1,17 +1,15 @@
 """`make bench`: game protection (issue 15) by simulation, and the index at 10^6 shoes.
 
-1. Shuffle quality: how often a fair (uniform) shuffle is called weak, against the
-   target of less than once in 10,000 shoes, and how often each weak shuffle model is
-   caught (target: a single riffle at least 99 %), 8 and 6 decks.
-2. Repeated shoes: the per-comparison bound of `run_length` checked where matches are
+1. Repeated shoes: the per-comparison bound of `run_length` checked where matches are
    common enough to count (short runs), and fair shoes against a history of fair shoes.
-3. The index: a synthetic SQLite history of `SHOES` shoes (default 10^6; random window
+2. The index: a synthetic SQLite history of `SHOES` shoes (default 10^6; random window
    keys and card orders, as many rows as real shoes make), the time to check each card of
    fair 8-deck shoes against it, and a replayed shoe caught within k cards. The file is
    built once into $STATION_BENCH_CACHE (default /tmp/station-bench) and reused.
 
-$BENCH_PROTECTION_PARTS picks parts (e.g. `index`); $BENCH_PROTECTION_FAIR,
-$BENCH_PROTECTION_MODEL and $BENCH_PROTECTION_SHOES set the sizes.
+The weak-shuffle check (issue 28) has its own: `bench_shuffle`.
+$BENCH_PROTECTION_PARTS picks parts (e.g. `index`); $BENCH_PROTECTION_SHOES sets the
+index's size.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drivers.sim.shoe import VirtualShoe, shuffle
+from drivers.sim.shoe import VirtualShoe
 from station.core.protection.sequence import (
     GRAM,
     STRIDE,
@@ -36,71 +34,15 @@ from station.core.protection.sequence import (
     match_bound,
     run_length,
 )
-from station.core.protection.shuffle import DEFAULT_THRESHOLD, expected_kept, shuffle_score
 from station.shared.protection_index import START_BITS, SqliteHistory
 
 CUT = 16  # cards behind the cut card: never dealt, never seen
-FAIR_SHOES = int(os.environ.get("BENCH_PROTECTION_FAIR", "50000"))
-MODEL_SHOES = int(os.environ.get("BENCH_PROTECTION_MODEL", "2000"))
 SHOES = int(os.environ.get("BENCH_PROTECTION_SHOES", "1000000"))
 CACHE = Path(os.environ.get("STATION_BENCH_CACHE", "/tmp/station-bench"))
-#: Which parts to run (comma-separated: shuffle, repeats, index; default all).
-PARTS = os.environ.get("BENCH_PROTECTION_PARTS", "shuffle,repeats,index").split(",")
-MODELS = (
-    "riffle:1",
-    "riffle:2",
-    "riffle:3",
-    "riffle:4",
-    "riffle:5",
-    "riffle:7",
-    "strip",
-    "box",
-    "riffle:1+strip+riffle:1+box",
-)
-
-
+#: Which parts to run (comma-separated: repeats, index; default both).
+PARTS = os.environ.get("BENCH_PROTECTION_PARTS", "repeats,index").split(",")
 def dealt(order: list[str]) -> bytes:
     return encode(order[: len(order) - CUT])
-
-
-def weak_rate(decks: int, model: str, shoes: int, rng: random.Random) -> tuple[float, list[int]]:
-    """The share of `shoes` shoes shuffled by `model` from the last that are called weak,
-    and their `kept` counts."""
-    previous = VirtualShoe(decks, rng).order
-    weak, kept = 0, []
-    for _ in range(shoes):
-        new = shuffle(previous, model, rng)
-        score = shuffle_score(dealt(previous), dealt(new), decks)
-        assert score is not None
-        weak += score.probability < DEFAULT_THRESHOLD
-        kept.append(score.kept)
-        previous = new
-    return weak / shoes, kept
-
-
-def shuffle_quality() -> None:
-    rng = random.Random(2026)
-    print(f"shuffle quality: WEAK_SHUFFLE when P(kept or more | uniform) < {DEFAULT_THRESHOLD:g}")
-    for decks in (8, 6):
-        started = time.perf_counter()
-        rate, kept = weak_rate(decks, "uniform", FAIR_SHOES, rng)
-        previous = dealt(VirtualShoe(decks, rng).order)
-        mean = expected_kept(previous, 52 * decks - CUT, decks)
-        upper = 3.0 / FAIR_SHOES if rate == 0 else rate
-        each = (time.perf_counter() - started) / FAIR_SHOES
-        print(
-            f"  {decks} decks uniform: {rate * FAIR_SHOES:.0f} weak of {FAIR_SHOES:,} shoes "
-            f"(95 % upper bound {upper:.1e}; target < 1e-4); kept {statistics.fmean(kept):.1f} "
-            f"+- {statistics.pstdev(kept):.1f} (exact mean ~{mean:.1f}, Poisson spread "
-            f"{math.sqrt(mean):.1f}); {each * 1e3:.2f} ms a shoe"
-        )
-        for model in MODELS if decks == 8 else ("riffle:1", "riffle:2", "riffle:3"):
-            shoes = MODEL_SHOES if model == "riffle:1" else MODEL_SHOES // 4
-            rate, kept = weak_rate(decks, model, shoes, rng)
-            print(
-                f"  {decks} decks {model:<28} caught {rate:7.2%} of {shoes:,} "
-                f"(kept {statistics.fmean(kept):.0f} +- {statistics.pstdev(kept):.0f})"
-            )
 
 
 def repeated_shoes() -> None:
@@ -221,8 +163,6 @@ def index_speed() -> None:
 
 
 def main() -> None:
-    if "shuffle" in PARTS:
-        shuffle_quality()
     if "repeats" in PARTS:
         repeated_shoes()
     if "index" in PARTS:

@@ -6,7 +6,13 @@ body bytes (Stripe's scheme):
     X-Station-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>
     X-Station-Event:     round_result | round_voided | shoe_started | shoe_finished
                          | suspended | resumed
-    X-Station-Delivery:  the event's id, "{table}:{seq}:{type}" (the same on every retry)
+    X-Station-Delivery:  the event's id, "{table}:{journal}:{epoch}:{seq}:{type}" (the
+                         same on every retry)
+
+An id is unique for ever: it names the station's journal and the journal's epoch besides
+the row. A journal restored from a backup without the rows after it numbers its rows again
+from the backup's end; the restore begins a new epoch, so a seq seen before comes with
+another id. Deduplicate on the whole id, never on `seq`, nor on `shoe` and `round` alone.
 
 `verify(body, header, secret)` says whether a delivery is genuine and fresh. Run the file
 to listen (`STATION_WEBHOOK_SECRET` holds the secret, as the station's `secret =
@@ -63,7 +69,7 @@ def make_server(
 ) -> http.server.ThreadingHTTPServer:
     """An HTTP server that hands each genuine, first-seen event to `on_event` (in the order
     received; the station sends one endpoint's events one at a time, in journal order)."""
-    seen: set[str] = set()  # delivery ids handled; a real game server keeps them durably
+    seen: set[str] = set()  # whole ids handled; a real game server keeps them durably
     lock = threading.Lock()
 
     class Receiver(http.server.BaseHTTPRequestHandler):

@@ -25,6 +25,7 @@ COMMANDS = (
     "run",
     "floor",
     "journal",
+    "key",
     "config",
     "token",
     "sim_shoe",

@@ -93,10 +93,14 @@ def test_syslog_prefix_marks_every_line_with_its_priority() -> None:
     formatter = SyslogPrefix(TextFormatter(timestamps=False))
     for level, prefix in ((10, "<7>"), (20, "<6>"), (30, "<4>"), (40, "<3>"), (50, "<2>")):
         record = logging.makeLogRecord(
-            {"msg": "a\nb", "levelno": level, "levelname": logging.getLevelName(level)}
+            {"msg": "a", "levelno": level, "levelname": logging.getLevelName(level)}
         )
-        text = formatter.format(record)
-        assert [x[:3] for x in text.splitlines()] == [prefix, prefix], text
+        try:
+            raise ValueError("b")
+        except ValueError:  # a traceback: a record of several lines
+            record.exc_info = sys.exc_info()
+        lines = formatter.format(record).splitlines()
+        assert len(lines) > 2 and [x[:3] for x in lines] == [prefix] * len(lines), lines
 
 
 def test_journald_is_recognised_by_its_stream_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,3 +113,38 @@ def test_journald_is_recognised_by_its_stream_only(monkeypatch: pytest.MonkeyPat
         assert under_journald(f)
         monkeypatch.setenv("JOURNAL_STREAM", "garbage")
         assert not under_journald(f)
+
+
+def test_a_text_line_is_one_line_whatever_a_client_put_in_it() -> None:
+    """Control characters of the message (its arguments: a client's key, a reason) are
+    written escaped; a traceback's lines are indented: no line passes for a log line."""
+    forged = "WARNING station.table: t row 9: RESUMED by pit-boss-alice"
+    record = logging.makeLogRecord(
+        {
+            "name": "station.table",
+            "msg": "t row 3: close_bets REFUSED %s=1",
+            "args": (f"x\n{forged}\r\x1b[2J\u2028",),
+            "levelno": 20,
+            "levelname": "INFO",
+        }
+    )
+    (line,) = TextFormatter(timestamps=False).format(record).splitlines()
+    assert line == (
+        f"INFO station.table: t row 3: close_bets REFUSED x\\n{forged}\\r\\x1b[2J\\u2028=1"
+    )
+    try:
+        raise ValueError(f"bad key\n{forged}")
+    except ValueError:
+        record = logging.makeLogRecord(
+            {"name": "station.api", "msg": "crashed", "levelno": 40, "levelname": "ERROR"}
+        )
+        record.exc_info = sys.exc_info()
+    first, *rest = TextFormatter(timestamps=False).format(record).splitlines()
+    assert first == "ERROR station.api: crashed" and rest
+    assert all(line.startswith("  ") for line in rest)  # indented: none passes for a line
+
+
+def test_json_lines_keep_a_clients_text_as_it_was() -> None:
+    record = logging.makeLogRecord({"msg": "reason %s", "args": ("a\nb",), "levelno": 30})
+    (line,) = JsonFormatter().format(record).splitlines()
+    assert orjson.loads(line)["message"] == "reason a\nb"

@@ -20,15 +20,15 @@ from tests.conftest import run_station
 def banque_journal(path: Path) -> list[dict[str, object]]:
     """A baccarat banque journal of one simulated shoe (decided by the core, as the writer
     does, with a notice among the rows); returns the events."""
-    out = run_station("simulate", "--game", "baccarat_banque", "--seed", "3")
+    out = run_station("simulate", "--game", "baccarat_banque", "--seed", "3", "--rounds", "12")
     assert out.returncode == 0, out.stderr
     events = [orjson.loads(line) for line in out.stdout.splitlines()]
     table = Table(game="baccarat_banque")
     with Journal(path) as journal:
         journal.start("banque-1", table)
-        journal.append([notice("reader", "sim", "sim dealer started")])
-        for event in events:
-            journal.append([Pending("api", "test", event, table.apply(event))])
+        rows = [notice("reader", "sim", "sim dealer started")]
+        rows += [Pending("api", "test", event, table.apply(event)) for event in events]
+        journal.append(rows)  # one commit
     return events
 
 

@@ -72,6 +72,25 @@ def test_unit_has_what_the_station_needs() -> None:
     assert keys["Install"]["WantedBy"] == ["multi-user.target"]
 
 
+def test_the_unit_hands_the_signing_key_to_the_service_as_a_credential(tmp_path: Path) -> None:
+    """LoadCredential= loads the key file the installed config names as [journal]
+    signing_key, under the name its signing_key_credential reads from
+    $CREDENTIALS_DIRECTORY: the service's user never reads the file itself (root's, 0600)."""
+    from station.live.config import load
+    from station.shared.signing import SigningKey
+
+    (credential,) = unit_keys()["Service"]["LoadCredential"]
+    name, _, source = credential.partition(":")
+    journal = load(ROOT / "config" / "example.toml").journal
+    assert (journal.signing_key_credential, journal.signing_key) == (name, Path(source))
+    handed = tmp_path / "credentials"
+    handed.mkdir()
+    key = SigningKey.generate()
+    key.save(handed / name)  # what systemd puts there, from the file the station cannot read
+    loaded = journal.load_key({"CREDENTIALS_DIRECTORY": str(handed)})
+    assert loaded is not None and loaded.public == key.public
+
+
 def test_unit_starts_a_real_station_command() -> None:
     """ExecStart parses with the `station` command's own argument parser."""
     from station.cli import COMMANDS, build_parser

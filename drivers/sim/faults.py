@@ -218,8 +218,9 @@ def check_faults(
         )
     no_option = [n for n in asked if n in OPTION_FAULTS and not deal.options]
     if no_option:
+        verb = "needs" if len(no_option) == 1 else "need"
         raise FaultSpecError(
-            f"{', '.join(no_option)} need a game with options (chemin_de_fer, "
+            f"{', '.join(no_option)} {verb} a game with options (chemin_de_fer, "
             f"baccarat_banque); {game} has none"
         )
     return rates

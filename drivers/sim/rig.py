@@ -178,7 +178,8 @@ def post_event(station: str, token: str, event: Event, patience: float = 30.0) -
     """
     request = urllib.request.Request(
         station.rstrip("/") + "/api/events",
-        data=orjson.dumps(event),
+        # Who acts is the token's: the station refuses an `actor` in a body (422).
+        data=orjson.dumps({k: v for k, v in event.items() if k != "actor"}),
         method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
     )

@@ -12,6 +12,9 @@ from fastapi import FastAPI
 
 from station.api import docs, events, health, history, live, metrics, odds, protection, reads, web
 from station.api.auth import Throttle
+from station.api.backfill import Backfills
+from station.api.display import router as display_router
+from station.api.edges import guard
 from station.api.limits import BodyLimit
 from station.api.refusals import declare_tokens
 from station.live.service import Station
@@ -47,12 +50,16 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.state.station = station
     app.state.tokens = tokens
     app.state.throttle = Throttle()
+    api = station.config.api
+    app.state.backfills = Backfills(api.max_backfills, api.backfill_queue)  # WS catch-ups
     app.add_middleware(BodyLimit, limit=events.MAX_BODY)
+    guard(app, api)  # HEAD, the Host (public_read), quiet failed accepts
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(events.router)
     app.include_router(reads.router)
     app.include_router(live.router)
+    app.include_router(display_router)  # the players' screen: GET /display and its data
     for router in (history.router, odds.router, protection.router, web.router, docs.router):
         app.include_router(router)
     generate_openapi = app.openapi

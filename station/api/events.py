@@ -6,13 +6,16 @@ depth, string length, integers within 64 bits) and against request models genera
 from the event vocabulary (`station.core.events`), one per event type, a union
 discriminated by `type`. The
 models only check: the event journaled is the parsed body exactly as sent, extra keys
-included. Anything that is not a valid event is a 422 with a message that says what to
-send, and is not journaled; a valid event always gets 200 with its verdict, whatever the
-verdict. The models are the request body of the OpenAPI schema (`openapi_components`).
+included, but for the keys a row or an export line has beside its event (`RESERVED`: who
+acted is the token's, when and which row the journal's), which a body cannot carry.
+Anything that is not a valid event is a 422 with a message that says what to send, and
+is not journaled; a valid event always gets 200 with its verdict, whatever the verdict.
+The models are the request body of the OpenAPI schema (`openapi_components`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from typing import Annotated, Any
@@ -34,9 +37,14 @@ from station.core.events import (
     not_json_reason,
 )
 from station.live.errors import NotReady, Refused
+from station.shared.rows import Row
 
 MAX_BODY = 64 * 1024
-RESERVED = ("journal", "verdict")  # keys `station journal export` adds to each line
+#: Keys a body cannot carry: a journal row's own fields (`Row`: who acted, from where,
+#: when, which row, its hashes; `/api/journal` shows them beside the event) and the keys
+#: `station journal export` adds to each line. A client's word for any of them would
+#: stand beside the station's in the export and the log.
+RESERVED = (*(f.name for f in dataclasses.fields(Row)), "journal")
 _REFS = "#/components/schemas/{model}"
 
 
@@ -133,8 +141,8 @@ def _bound_free_objects(prop: dict[str, Any]) -> None:
 _BODY_SCHEMA, EVENT_SCHEMAS = openapi_components()
 _REQUEST_BODY = {
     "required": True,
-    "description": "One event of the replay format; keys beyond its fields (who acted, "
-    "raw bytes, ...) are journaled as sent.",
+    "description": "One event of the replay format; keys beyond its fields (raw bytes, "
+    f"...) are journaled as sent, but for the row's own ({', '.join(RESERVED)}: 422).",
     "content": {"application/json": {"schema": _BODY_SCHEMA}},
 }
 router = APIRouter()
@@ -159,7 +167,10 @@ def parse_event(body: bytes) -> dict[str, Any]:
         raise ValueError(bad_input_reason(event) or _what_is_wrong(event, exc)) from None
     for key in RESERVED:
         if key in event:
-            raise ValueError(f"the key {key!r} is reserved (journal export adds it)")
+            raise ValueError(
+                f"the key {key!r} is reserved: the journal gives each row its own (who acted "
+                "is the token's name); leave it out"
+            )
     return event
 
 

@@ -16,20 +16,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import unicodedata
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import orjson
 from fastapi import FastAPI, HTTPException, Request
+from fastapi import Path as InPath
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.requests import HTTPConnection
 
 from station.api import docs
 from station.api.auth import Throttle, identify, refuse
+from station.api.edges import guard
 from station.api.limits import BodyLimit, require_json
 from station.api.refusals import READ, refusals
 from station.api.static import HEADERS, TYPES, WEB, web_file
+from station.core.bounds import MAX_INT
 from station.floor.archive import Archive, Committed
 from station.floor.decisions import MAX_REASON, DecisionRefused
 from station.floor.service import FloorService
@@ -204,12 +208,22 @@ class Reason(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     reason: str = Field(min_length=1, max_length=MAX_REASON, description="why, in words")
 
+    @field_validator("reason")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        """Words, and line breaks between them (the floor view's box takes several lines;
+        a text log writes them escaped, on the decision's one line): no other control
+        character, which could hide or overwrite what a terminal shows of the log."""
+        if any(unicodedata.category(c) == "Cc" and c not in "\n\t" for c in value):
+            raise ValueError("write the reason in words, without control characters")
+        return value
+
 
 class AcceptGap(Reason):
     """The gap as the floor view shows it: the first and last missing rows."""
 
-    from_seq: int = Field(ge=1, description="the first missing row")
-    to_seq: int = Field(ge=1, description="the last missing row")
+    from_seq: int = Field(ge=1, le=MAX_INT, description="the first missing row")
+    to_seq: int = Field(ge=1, le=MAX_INT, description="the last missing row")
     hash: str | None = Field(
         None, description="which row to_seq + 1 to go on from, if several are held (its hash)"
     )
@@ -218,7 +232,7 @@ class AcceptGap(Reason):
 class AcceptChain(Reason):
     """The held row that starts the new chain."""
 
-    seq: int = Field(ge=1, description="the row that does not link to the one before")
+    seq: int = Field(ge=1, le=MAX_INT, description="the row that does not link to the one before")
     hash: str | None = Field(None, description="which row `seq`, if several are held (their hash)")
 
 
@@ -348,6 +362,7 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
     app.state.tokens = tokens
     app.state.throttle = Throttle()
     app.add_middleware(BodyLimit, limit=MAX_BODY)
+    guard(app, service.config.api)  # HEAD, the Host (public_read), quiet failed accepts
 
     @app.get("/", include_in_schema=False)
     async def floor_page() -> FileResponse:
@@ -419,7 +434,9 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
         )
 
     @app.post("/api/floor/alerts/{alert_id}/acknowledge", responses=refusals(*DECIDE))
-    async def acknowledge(request: Request, alert_id: int) -> Decided:
+    async def acknowledge(
+        request: Request, alert_id: Annotated[int, InPath(ge=1, le=MAX_INT)]
+    ) -> Decided:
         """Supervisor: the alert is seen and dealt with (it stays open, shown as
         acknowledged, and in the history). Body: `reason`."""
         who = supervisor(request)

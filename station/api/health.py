@@ -6,7 +6,9 @@ not see: no token names, no table state beyond "ready or not, and why".
 - health is liveness: the process and its event loop answer. 200 unless the station has
   stopped for good (its journal failed), then 503, so a supervisor restarts it. While
   the journal cannot be written (disk full, ...) it is 200 "degraded": a restart would
-  not help, the station recovers by itself when the disk can be written again.
+  not help, the station recovers by itself when the disk can be written again. It also
+  says whether the journal is signed (`journal.signed`, and the public key's fingerprint:
+  never the key), so a monitor sees an unsigned station.
 - ready is "this table can be dealt at": the journal is replayed and can be written, its
   folder is writable with room to spare, and the reader (if one is configured) is
   connected. 200 when every check passes, else 503; the body lists each check either way.
@@ -58,9 +60,24 @@ async def health(request: Request) -> JSONResponse:
         or station.unavailable
         or (f"floor refused: {floor.detail}" if floor is not None and refused else "serving"),
     }
+    body["journal"] = _signing(station)
     if floor is not None:  # [floor] url set: the publisher's state
         body["floor"] = floor.to_dict()
     return JSONResponse(body, status_code=200 if alive else 503)
+
+
+def _signing(station: Station) -> dict[str, Any]:
+    """Whether the journal's rows are signed, and by which key (its fingerprint only)."""
+    journal = station.journal
+    key = journal.signed_by if journal is not None else None
+    if key is not None:
+        return {"signed": True, "key": key.fingerprint}
+    if station.config.journal.signing_key is not None:  # not open yet: the config says
+        return {"signed": True, "key": None, "detail": "the journal is not open yet"}
+    return {
+        "signed": False,
+        "detail": "the journal is unsigned: give [journal] signing_key a key (station key init)",
+    }
 
 
 @router.get("/api/ready", tags=["monitoring"], responses=NOT_READY)

@@ -26,6 +26,8 @@ from station.core.results import GameResult
 from station.core.roads import game_scoreboards
 from station.core.snapshot import TableSnapshot
 from station.live.journal.reading import export_line, read_rows
+from station.live.journal.table import table_settings
+from station.live.replay import saying_table
 
 router = APIRouter()
 PAGE = 1000
@@ -117,22 +119,27 @@ async def get_export(
     after: int = Query(0, ge=0, le=MAX_SEQ, description="only rows after this seq"),
 ) -> JournalLines:
     """The table events as `station journal export` writes them (replay JSON Lines, each
-    with its verdict and journal seq, ts, source, actor), as a file download."""
+    with its verdict and journal seq, ts, source, actor; the first also saying the table
+    the journal is the record of, so `station replay` plays it at its own game), as a file
+    download."""
     station = require_ready(request)
     require_read(request)
     path = station.config.journal.path
     upto = station.snapshot.seq
+    settings = table_settings(station.config.table.id, station.table)
     table_id = re.sub(r"[^A-Za-z0-9._-]", "_", station.config.table.id)
 
     def lines() -> Iterator[bytes]:
-        seq = after
+        seq, first = after, True
         while seq < upto:
             rows = read_rows(path, seq, min(PAGE, upto - seq))
             if not rows:
                 return
             for row in rows:
                 if row.kind == "event":
-                    yield export_line(row)
+                    line = export_line(row)
+                    yield saying_table(line, settings) if first else line
+                    first = False
             seq = rows[-1].seq
 
     name = f"{table_id}-journal-{after + 1}-{upto}.jsonl"

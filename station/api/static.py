@@ -36,11 +36,21 @@ def web_response(path: Path) -> FileResponse:
     return FileResponse(path, media_type=TYPES[path.suffix], headers=HEADERS)
 
 
+#: The longest name asked for that may be a file of the pages (theirs are short): a
+#: longer one is no file of theirs, and the system would refuse it (ENAMETOOLONG).
+MAX_NAME = 200
+
+
 async def web_file(name: str) -> FileResponse:
-    """A file of the dashboard; only files under `station/web/` of known types."""
-    if "\x00" in name:  # a NUL cannot name a file (and os calls would raise on it)
+    """A file of the dashboard; only files under `station/web/` of known types. Any other
+    name is a 404, however long or odd (never an OSError's 500)."""
+    if "\x00" in name or len(name) > MAX_NAME:  # a NUL cannot name a file either
         raise HTTPException(404, "no such dashboard file")
-    path = (WEB / name).resolve()
-    if not path.is_relative_to(WEB) or path.suffix not in TYPES or not path.is_file():
+    try:
+        path = (WEB / name).resolve()
+        found = path.is_relative_to(WEB) and path.suffix in TYPES and path.is_file()
+    except (OSError, ValueError):  # a component too long, a loop of links, ...
+        found = False
+    if not found:
         raise HTTPException(404, f"no dashboard file {name!r}")
     return web_response(path)

@@ -28,7 +28,8 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         type=Path,
         default=None,
-        help="the floor's TOML config (default: built-in defaults; see config/floor.example.toml)",
+        help="the floor's TOML config (default: built-in defaults; see "
+        "`station config example --floor`)",
     )
     p.add_argument(
         "--bind",
@@ -47,6 +48,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from station.api.floor import create_floor_app
+    from station.api.server import uvicorn_options
     from station.floor.config import ConfigError, load
     from station.floor.service import FloorService
     from station.shared.sdnotify import Notifier
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if api.demo_tokens:
         start.demo_tokens(tokens, DEMO_ROLES, "the floor service")
-    server = start.server(app, api)
+    server = start.server(app, api, **uvicorn_options(api))
     notifier = Notifier()
     service.on_fatal = lambda message: start.stop(server, notifier, message)
     service.on_ready = lambda: start.ready(

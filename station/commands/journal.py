@@ -1,5 +1,6 @@
-"""`station journal verify|export|backup`: check the hash chain, write replay JSON Lines, or
-copy the journal while the station runs."""
+"""`station journal verify|export|backup|restore`: check the hash chain (and with a public
+key every signature), write replay JSON Lines, copy the journal while the station runs, or
+restore a backup in a new epoch (`station.live.journal.restore`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from station.commands.options import EXIT_OK, EXIT_USAGE
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "journal",
-        help="verify, export or back up the station's journal",
+        help="verify, export, back up or restore the station's journal",
         description="Work on the durable journal of `station run`.",
     )
     jsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -23,8 +24,8 @@ def add_parser(sub: Any) -> None:
         "verify",
         help="check every row's hash chain and verdict",
         description="Exit 0 if no row was edited, deleted or reordered and "
-        "the rules still decide every stored verdict; else 1, "
-        "listing the problems.",
+        "the rules still decide every stored verdict (and, with --public-key, every row's "
+        "signature verifies); else 1, listing the problems.",
     )
     e = jsub.add_parser(
         "export",
@@ -54,7 +55,7 @@ def add_parser(sub: Any) -> None:
         help="copy the journal and its head anchor, safely while the station runs",
         description="A consistent copy of the journal (SQLite's online backup, so the "
         "station can keep dealing) and of its head anchor, then checked like `verify`. "
-        "Restore by stopping the station and copying both files back.",
+        "Restore it with `station journal restore`.",
     )
     b.add_argument(
         "dest",
@@ -62,7 +63,26 @@ def add_parser(sub: Any) -> None:
         metavar="DEST",
         help="the new file for the copy (DEST.head is written beside it); must not exist",
     )
-    for q in (v, e, b):
+    r = jsub.add_parser(
+        "restore",
+        help="put a backup in place of the journal, in a new epoch",
+        description="With the station stopped: check the backup (hash chain, head anchor, "
+        "verdicts; signatures with the station's key or --public-key), journal a new "
+        "epoch at its end (so no id the station hands out is used twice), move the "
+        "journal in place aside (<path>.replaced-TIME, never deleted) and put the backup "
+        "in its place. The station comes back suspended; a supervisor checks the shoe.",
+    )
+    r.add_argument("backup", type=Path, metavar="BACKUP", help="the backup (BACKUP.head beside it)")
+    for q in (v, r):
+        q.add_argument(
+            "--public-key",
+            default=None,
+            metavar="KEY|FILE",
+            help="check every row's signature with this public key (ed25519:..., as "
+            "`station key show` prints it, or a file holding it); verify: without it the "
+            "signatures are not checked; restore: default the station's own key",
+        )
+    for q in (v, e, b, r):
         add_config_option(q)
         q.add_argument(
             "--journal",
@@ -78,9 +98,16 @@ def run(args: argparse.Namespace) -> int:
     from station.live.journal import Journal, JournalError
 
     prog = f"journal {args.action}"
+    if args.action == "restore":
+        return _restore(args)
+    trusted = None
+    if args.action == "verify" and args.public_key is not None:
+        trusted = _public_key(args.public_key, prog)
+        if trusted is None:
+            return EXIT_USAGE
     path = args.journal
     if path is None:
-        config = load_config(args, prog)
+        config = load_config(args, prog, secrets=False)
         if config is None:
             return EXIT_USAGE
         path = config.journal.path
@@ -97,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with journal:
         if args.action == "verify":
-            return _verify(journal, path)
+            return _verify(journal, path, trusted)
         if args.action == "backup":
             return _backup(journal, args.dest)
         return _export(journal, args)
@@ -121,14 +148,15 @@ def _backup(journal: Any, dest: Path) -> int:
     return EXIT_OK
 
 
-def _verify(journal: Any, path: Path) -> int:
-    report = journal.verify()
+def _verify(journal: Any, path: Path, trusted: Any) -> int:
+    report = journal.verify(trusted)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if report.ok:
         print(
             f"{path}: ok: {report.rows} rows ({report.events} table events), hash chain "
-            f"intact up to row {report.last_seq}, every verdict as the rules decide"
+            f"intact up to row {report.last_seq}, every verdict as the rules decide; "
+            f"{_signatures(report)}"
         )
         return EXIT_OK
     for problem in report.problems:
@@ -137,6 +165,125 @@ def _verify(journal: Any, path: Path) -> int:
         f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows", file=sys.stderr
     )
     return 1
+
+
+def _signatures(report: Any) -> str:
+    """What a verify says of the signatures: checked with which key, or not checked."""
+    checked = report.signatures
+    if checked is None:
+        what = f"{report.signed_rows} of them signed" if report.signed_rows else "none signed"
+        return (
+            f"signatures NOT checked ({what}): the chain alone does not show who wrote the "
+            "rows; give --public-key"
+        )
+    given = checked.trusted.fingerprint
+    if checked.keys == [given]:
+        signed = (
+            f"every signature verified: {checked.signed} rows signed by the key given ({given})"
+        )
+    else:
+        signed = (
+            f"every signature verified: {checked.signed} rows signed by keys "
+            f"{' then '.join(checked.keys)} (each endorsed by the one before), the key given "
+            f"({given}) among them"
+        )
+    if checked.unsigned:
+        signed += (
+            f"; rows 1-{checked.unsigned}, written before the journal had a key, are bound by "
+            "the signatures after them"
+        )
+    return signed
+
+
+def _public_key(given: str, prog: str) -> Any:
+    """The public key `--public-key` gives (its text, or a file holding it), or None after
+    saying why it cannot be read."""
+    from station.shared.signing import PREFIX, PublicKey, SigningError
+
+    try:
+        if given.strip().startswith(PREFIX):
+            return PublicKey.from_text(given)
+        return PublicKey.read(given)
+    except SigningError as exc:
+        print(f"station {prog}: --public-key: {exc}", file=sys.stderr)
+        return None
+
+
+def _restore(args: argparse.Namespace) -> int:
+    """`station journal restore`: the steps of `station.live.journal.restore`, in order."""
+    from station.live.journal import JournalError, JournalUnavailable
+    from station.live.journal import restore as steps
+    from station.live.journal.keys import read_endorsements
+    from station.shared.signing import SigningError
+
+    prog = "journal restore"
+    config = load_config(args, prog, secrets=False)
+    if config is None:
+        return EXIT_USAGE
+    path: Path = args.journal or config.journal.path
+    try:
+        key = config.journal.load_key()
+        rotations = config.journal.rotations
+        endorsements = [] if rotations is None else read_endorsements(rotations)
+    except SigningError as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    trusted = key.public if key is not None else None
+    if args.public_key is not None:
+        trusted = _public_key(args.public_key, prog)
+        if trusted is None:
+            return EXIT_USAGE
+    try:
+        with steps.no_station(path):
+            staged = steps.stage(args.backup, path, trusted)
+            # `--from-floor URL` appends here, to `staged.journal`, the rows after the
+            # backup that the floor archive holds (each chained and verified); a journal so
+            # made complete continues as it was, and needs no new epoch.
+            before = steps.replaced(path)
+            aside = steps.aside_of(path) if path.exists() else None
+            table = config.table
+            try:
+                carried = steps.carry_owed(staged, path)
+                epoch = steps.begin_epoch(
+                    staged, before, aside, table.id, table.new_table(), key, endorsements, rotations
+                )
+            except (JournalError, JournalUnavailable):
+                staged.discard()
+                raise
+            steps.put_in_place(staged, path, aside)
+    except steps.RestoreRefused as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"{args.backup}: {problem}", file=sys.stderr)
+        return 1 if exc.problems else EXIT_USAGE
+    except (JournalError, JournalUnavailable, OSError) as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    checked = (
+        f"signatures verified with key {staged.signatures.trusted.fingerprint}"
+        if staged.signatures is not None
+        else "signatures not checked (no key known: give --public-key)"
+    )
+    print(
+        f"{args.backup}: rows 1-{staged.rows} checked: hash chain, head anchor, verdicts; {checked}"
+    )
+    print(
+        f"{path}: restored; epoch {epoch.number} begins at row {epoch.since} (ids now name "
+        f"journal {epoch.journal}, epoch {epoch.mark}: none is used twice)"
+    )
+    if carried:
+        print(f"{carried} webhook event(s) the journal replaced still owed are sent at start")
+    if aside is not None:
+        lost = ""
+        if before is not None and before.last_seq > staged.rows:
+            rows = f"{staged.rows + 1}-{before.last_seq}"
+            lost = f"; its rows {rows} are not in the restored journal (they stay there)"
+        print(f"the journal replaced is kept at {aside}{lost}")
+    print(
+        "start the station: it comes back suspended (STATION_RESTART), and a supervisor "
+        "checks the shoe before resuming"
+    )
+    return EXIT_OK
 
 
 def _export(journal: Any, args: argparse.Namespace) -> int:
@@ -171,9 +318,8 @@ def _write_export(journal: Any, sink: BinaryIO, after: int) -> int:
     table the journal is the record of, as the journal's first row does (`journal.table`:
     its game, decks, burn, cut policy, gating), so `station replay` plays the stream at
     its own game. Returns how many events were written."""
-    import orjson
-
     from station.live.journal.reading import export_line
+    from station.live.replay import saying_table
 
     settings = journal.settings()
     count = 0
@@ -181,10 +327,6 @@ def _write_export(journal: Any, sink: BinaryIO, after: int) -> int:
         if row.kind != "event":
             continue
         line = export_line(row)
-        if count == 0 and settings is not None:
-            first = orjson.loads(line)
-            first["journal"]["table"] = settings
-            line = orjson.dumps(first) + b"\n"
-        sink.write(line)
+        sink.write(saying_table(line, settings) if count == 0 and settings else line)
         count += 1
     return count

@@ -74,7 +74,8 @@ def add_parser(sub: Any) -> None:
         type=probability,
         default=None,
         metavar="P",
-        help="a shoe whose neighbour-pair probability is below P is a WEAK_SHUFFLE (default: 1e-5)",
+        help="a shoe whose weak-shuffle probability (the chance a fair shuffle keeps as much "
+        "of the previous shoe's order) is below P is a WEAK_SHUFFLE (default: 1e-5)",
     )
     p.add_argument(
         "file",

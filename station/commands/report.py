@@ -181,28 +181,72 @@ def table_report(
 
 
 # -- the HTML page ----------------------------------------------------------------------
+#
+# A page a manager reads on paper, a desktop or a phone: times in the station's own time
+# zone to the second (the journal's are UTC to the microsecond), the dashboard's words for
+# the figures, wide tables scrolled within their box on a phone, charts that scale.
 
 CSS = """
 body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }
 h1 { font-size: 1.5em; margin: 0 0 .2em; } h2 { font-size: 1.2em; margin: 1.4em 0 .4em; }
 h3 { font-size: 1em; margin: 1em 0 .3em; }
+.wide { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .4em 0; } th, td { border: 1px solid #999;
-padding: .2em .5em; text-align: right; } th:first-child, td:first-child { text-align: left; }
-thead th { background: #eee; } .meta { color: #444; } svg { display: block; margin: .3em 0; }
-section { page-break-inside: avoid; } @media print { body { margin: 0; } }
+padding: .2em .5em; text-align: right; vertical-align: bottom; }
+th:first-child, td:first-child { text-align: left; } td { white-space: nowrap; }
+thead th { background: #eee; font-weight: 600; } .meta { color: #444; }
+svg { display: block; margin: .3em 0; width: 100%; height: auto; }
+section { page-break-inside: avoid; }
+@media (max-width: 600px) { body { margin: .8em; font-size: 10pt; } th { white-space: nowrap; } }
+@media print { body { margin: 0; } .wide { overflow: visible; } }
 """
 
+#: The figures of every row, in the dashboard's words (its Pace panel).
 COLUMNS = (
-    ("rounds", "rounds"),
-    ("voided_rounds", "voided"),
-    ("rounds_per_hour", "rounds/h"),
-    ("seconds_per_round", "s/round"),
-    ("close_to_result_seconds", "closed→result s"),
-    ("suspensions", "suspensions"),
+    ("rounds", "Rounds"),
+    ("voided_rounds", "Voided"),
+    ("rounds_per_hour", "Rounds per hour"),
+    ("seconds_per_round", "Seconds per round"),
+    ("close_to_result_seconds", "Bets closed to result (s)"),
+    ("suspensions", "Suspensions"),
     ("suspensions_per_100_rounds", "per 100 rounds"),
-    ("resolve_seconds", "resolve s (mean)"),
-    ("resolve_seconds_max", "resolve s (max)"),
+    ("resolve_seconds", "Time to resolve (s)"),
+    ("resolve_seconds_max", "longest (s)"),
 )
+
+
+def local_time(text: str | None) -> datetime | None:
+    """A journal's or the report's time (ISO, `Z` or `+00:00`) in this machine's zone."""
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone()
+
+
+def clock(when: datetime | None, day: bool = True) -> str:
+    """`2026-12-02 08:38:53` (to the second), or `08:38:53` without the day."""
+    if when is None:
+        return "–"
+    return when.strftime("%Y-%m-%d %H:%M:%S" if day else "%H:%M:%S")
+
+
+def span_words(first: str | None, last: str | None) -> str:
+    """`2026-12-02 08:38:53 to 12:42:56` (the day said once when both are on it)."""
+    start, end = local_time(first), local_time(last)
+    same_day = start is not None and end is not None and start.date() == end.date()
+    return f"{clock(start)} to {clock(end, day=not same_day)}"
+
+
+def zone_words(when: datetime) -> str:
+    """The zone the page's times are in: `UTC`, `CET (UTC+01:00)`."""
+    name = when.strftime("%Z")
+    offset = when.strftime("%z")
+    offset = f"UTC{offset[:3]}:{offset[3:]}" if offset else ""
+    return name if offset in ("", "UTC+00:00") and name else f"{name} ({offset})".strip()
+
+
+def code_words(code: str) -> str:
+    """A suspension code as a manager reads it: `UNREADABLE_CARD` -> `unreadable card`."""
+    return code.replace("_", " ").lower()
 
 
 def _cell(value: Any) -> str:
@@ -210,45 +254,65 @@ def _cell(value: Any) -> str:
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> str:
-    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    th = "".join(f"<th scope='col'>{escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return (
+        f"<div class='wide'><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
-def bar_chart(title: str, bars: list[tuple[str, float]], unit: str) -> str:
-    """A horizontal bar chart as inline SVG (prints as drawn, no script)."""
+def text_width(text: str, size: float = 12) -> float:
+    """About how wide `text` is drawn in a sans-serif at `size` px (a generous guess, so a
+    label is never cut)."""
+    return len(text) * size * 0.62
+
+
+def bar_chart(title: str, bars: list[tuple[str, float]]) -> str:
+    """A horizontal bar chart as inline SVG (prints as drawn, no script), as wide as the
+    longest name and value need, scaled down to the page on a phone. The title says the
+    unit: each bar ends with its figure alone."""
     if not bars:
         return f"<p class='meta'>{escape(title)}: nothing to draw.</p>"
     top = max(v for _, v in bars) or 1.0
-    row, label_w, bar_w = 22, 170, 360
+    row, bar_w = 22, 280
+    label_w = max(text_width(name) for name, _ in bars) + 12
+    value_w = max(text_width(f"{value:g}") for _, value in bars) + 12
+    width = label_w + bar_w + value_w
     height = row * len(bars) + 8
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 90}" '
-        f'height="{height}" role="img" aria-label="{escape(title)}">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height}" '
+        f'style="max-width: {width:.0f}px" role="img" aria-label="{escape(title)}">'
     ]
     for i, (name, value) in enumerate(bars):
         y = 4 + i * row
-        width = bar_w * value / top
+        bar = bar_w * value / top
         parts.append(
-            f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">'
+            f'<text x="{label_w - 6:.0f}" y="{y + 15}" text-anchor="end" font-size="12">'
             f"{escape(name)}</text>"
-            f'<rect x="{label_w}" y="{y + 2}" width="{width:.1f}" height="{row - 6}" '
-            f'fill="#37474f"/><text x="{label_w + width + 5:.1f}" y="{y + 15}" '
-            f'font-size="12">{value:g} {escape(unit)}</text>'
+            f'<rect x="{label_w:.0f}" y="{y + 2}" width="{bar:.1f}" height="{row - 6}" '
+            f'fill="#37474f"/><text x="{label_w + bar + 5:.1f}" y="{y + 15}" '
+            f'font-size="12">{value:g}</text>'
         )
     parts.append("</svg>")
     return f"<h3>{escape(title)}</h3>" + "".join(parts)
 
 
 def html_report(reports: list[dict[str, Any]], generated: str) -> str:
+    made = local_time(generated)
+    assert made is not None
     sections = []
     for r in reports:
         totals = r["totals"]
-        span = f"{r['from'] or r['first_row'] or '–'} to {r['to'] or r['last_row'] or '–'}"
+        span = span_words(r["from"] or r["first_row"], r["to"] or r["last_row"])
         dealers = r["dealers"]
         dealer_rows = [[name, *(d[k] for k, _ in COLUMNS)] for name, d in dealers.items()]
         shoe_rows = [
-            [s["shoe"], s["started"], ", ".join(s["dealers"]), *(s[k] for k, _ in COLUMNS)]
+            [
+                s["shoe"],
+                clock(local_time(s["started"])),
+                ", ".join(s["dealers"]),
+                *(s[k] for k, _ in COLUMNS),
+            ]
             for s in r["shoes"]
         ]
         codes = totals["suspensions_per_100_rounds_by_code"]
@@ -256,29 +320,30 @@ def html_report(reports: list[dict[str, Any]], generated: str) -> str:
             f"<section><h2>Table {escape(r['table'])}</h2>"
             f"<p class='meta'>{escape(span)} · journal {escape(r['journal'])}</p>"
             + _table(
-                ["table", *(h for _, h in COLUMNS)],
+                ["Table", *(h for _, h in COLUMNS)],
                 [[r["table"], *(totals[k] for k, _ in COLUMNS)]],
             )
             + bar_chart(
                 "Rounds per hour by dealer",
                 [(n, d["rounds_per_hour"]) for n, d in dealers.items() if d["rounds_per_hour"]],
-                "rounds/h",
             )
             + bar_chart(
-                "Suspensions per 100 rounds by code", [(c, v) for c, v in codes.items()], "/100"
+                "Suspensions per 100 rounds, by cause",
+                [(code_words(c), v) for c, v in codes.items()],
             )
             + "<h3>Dealers</h3>"
-            + _table(["dealer", *(h for _, h in COLUMNS)], dealer_rows)
+            + _table(["Dealer", *(h for _, h in COLUMNS)], dealer_rows)
             + "<h3>Shoes</h3>"
-            + _table(["shoe", "started", "dealers", *(h for _, h in COLUMNS)], shoe_rows)
+            + _table(["Shoe", "Started", "Dealers", *(h for _, h in COLUMNS)], shoe_rows)
             + "</section>"
         )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<title>Game pace and dealer performance</title>"
         f"<style>{CSS}</style></head><body>"
         "<h1>Game pace and dealer performance</h1>"
-        f"<p class='meta'>Made {escape(generated)} by station report. A dealer is the "
-        "token that closed betting; rounds per hour count suspensions in the round's "
-        "time.</p>" + "".join(sections) + "</body></html>\n"
+        f"<p class='meta'>Made {escape(clock(made))} by station report; times are "
+        f"{escape(zone_words(made))}. A dealer is the token that closed betting; rounds per "
+        "hour count suspensions in the round's time.</p>" + "".join(sections) + "</body></html>\n"
     )

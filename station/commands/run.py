@@ -79,9 +79,11 @@ def run(args: argparse.Namespace) -> int:
     if api.demo_tokens:
         roles = (*DEMO_ROLES, "rig") if api.allow_rig else DEMO_ROLES
         start.demo_tokens(tokens, roles, "the station")
+        screen = tokens.add_memory("demo-display", "display")
+        start.say(f"the table's display: http://{api.bind}/display#token={screen}", role="display")
     if api.public_read:
         start.say("public_read is on: GET /api/state, /api/journal and WS /api/live need no token")
-    server = start.server(app, api, **uvicorn_options(api.trusted_proxies))
+    server = start.server(app, api, **uvicorn_options(api, api.trusted_proxies))
     notifier = Notifier()
     station.on_fatal = lambda message: start.stop(server, notifier, message)
     started: list[bool] = []  # systemd told READY=1 (once: then only the status changes)

@@ -90,7 +90,7 @@ def configured_camera(path: Path | None) -> tuple[CameraSettings, str] | None:
     if reader is None or reader.camera is None:
         raise ConfigError(
             f"{path}: [reader.camera]: no such table, the config has no camera "
-            "reader (see config/example.toml); give the options instead"
+            "reader (see `station config example`); give the options instead"
         )
     return reader.camera, reader.codec
 

@@ -23,6 +23,8 @@ from station.commands.options import (
 )
 
 BATCH = 4096  # events per write: one syscall per batch keeps 100k-event streams fast
+#: `--gather`: `drivers.sim.shuffles.GATHERINGS` (spelled here: the simulator loads lazily).
+GATHER_ORDERS = ("dealt", "reversed", "banker-first", "player-first", "scrambled")
 
 
 def _cut_depth(text: str) -> int | float:
@@ -35,10 +37,10 @@ def _cut_depth(text: str) -> int | float:
 
 
 def _shuffle_model(text: str) -> str:
-    from drivers.sim.shoe import parse_shuffle_model
+    from drivers.sim.shuffles import parse_model
 
     try:
-        parse_shuffle_model(text)
+        parse_model(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
@@ -92,10 +94,19 @@ def add_parser(sub: Any) -> None:
         type=_shuffle_model,
         default=None,
         metavar="MODEL",
-        help="shuffle each shoe after the first from the previous shoe's cards (dealt order "
-        "first) by MODEL: uniform, none, riffle:N, strip[:N], box[:N], or steps joined by + "
-        "(e.g. riffle:3+strip+box); a weak shuffle for `station protect` to catch "
-        "(default: every shoe new decks shuffled fairly)",
+        help="shuffle each shoe after the first from the previous shoe's discards by MODEL: "
+        "uniform, none, riffle:N (1-16 riffles), strip[:N], box[:N], stack[:N] (the stack "
+        "shuffle of a shoe in piles, N passes), or steps joined by + (e.g. "
+        "stack:2+strip+riffle:1); a weak shuffle for `station protect` to catch (default: "
+        "every shoe new decks shuffled fairly)",
+    )
+    p.add_argument(
+        "--gather",
+        choices=GATHER_ORDERS,
+        default="dealt",
+        help="with --shuffle: how each round's cards reach the discard rack: dealt (in dealt "
+        "order), reversed (each round reversed), banker-first, player-first (hand by hand), "
+        "scrambled (each round in a random order) (default: dealt)",
     )
     p.add_argument(
         "--faults",
@@ -122,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
     from drivers.sim.faults import FaultSpecError, parse_faults
     from drivers.sim.shoe import DEFAULT_CUT_DEPTH
+    from drivers.sim.shuffles import simulate_shuffled
     from drivers.sim.stream import simulate
 
     if not resolve_table_options(args, "simulate"):  # the game's defaults for the rest
@@ -132,20 +144,22 @@ def run(args: argparse.Namespace) -> int:
         faults = (
             parse_faults(args.faults, gated, game, args.burn) if args.faults is not None else {}
         )
-        events = simulate(
-            args.seed,
-            decks=args.decks,
-            shoes=args.shoes,
-            cut_depth=DEFAULT_CUT_DEPTH if args.cut_depth is None else args.cut_depth,
-            faults=faults,
-            gated=gated,
-            cut_policy=args.cut_policy,
-            rounds=args.rounds,
-            game=game,
-            burn=args.burn,
-            option_draw=args.option_draw,
-            shuffle=args.shuffle,
-        )
+        options = {
+            "decks": args.decks,
+            "shoes": args.shoes,
+            "cut_depth": DEFAULT_CUT_DEPTH if args.cut_depth is None else args.cut_depth,
+            "faults": faults,
+            "gated": gated,
+            "cut_policy": args.cut_policy,
+            "rounds": args.rounds,
+            "game": game,
+            "burn": args.burn,
+            "option_draw": args.option_draw,
+        }
+        if args.shuffle is None:
+            events = simulate(args.seed, **options)
+        else:  # each next shoe from the last one's discards, gathered and shuffled
+            events = simulate_shuffled(args.seed, args.shuffle, args.gather, **options)
     except FaultSpecError as exc:
         print(f"station simulate: --faults: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from station.shared.config import TokenEntry
     from station.shared.tokens import new_token, read_token_file, token_hash, write_token_file
 
-    config = load_config(args, f"token {args.action}")
+    # Tokens connect to nothing: the broker's and the webhooks' secrets are not read.
+    config = load_config(args, f"token {args.action}", secrets=False)
     if config is None:
         return EXIT_USAGE
     path = config.api.token_file

@@ -27,6 +27,13 @@ from station.shared.config import LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
 from station.shared.messages import OFFLINE_AFTER, STREAM, check_token
 from station.shared.sections import ConfigError, Problem, Section, bounds, describe, read_toml
+from station.shared.serving import (
+    allowed_hosts_field,
+    idle_timeout_field,
+    max_connections_field,
+    parse_host_names,
+    request_timeout_field,
+)
 
 __all__ = [
     "ArchiveConfig",
@@ -111,7 +118,8 @@ class ArchiveConfig(Section):
 
 
 class FloorApiConfig(Section):
-    """`[api]`: where the floor view listens and who may see it (the station's tokens)."""
+    """`[api]`: where the floor view listens, who may see it (the station's tokens), and
+    what its clients may hold (the keys both services have, `station.shared.serving`)."""
 
     bind: str = Field("127.0.0.1:8100", description="HOST:PORT where the floor page and API listen")
     public_read: bool = Field(
@@ -132,6 +140,10 @@ class FloorApiConfig(Section):
         description="make a token per role at start, print them, and forget them at exit "
         "(demo only)",
     )
+    max_connections: int = max_connections_field()
+    request_timeout: float = request_timeout_field()
+    idle_timeout: float = idle_timeout_field()
+    allowed_hosts: tuple[str, ...] = allowed_hosts_field()
 
     @property
     def host(self) -> str:
@@ -152,6 +164,11 @@ class FloorApiConfig(Section):
         if not str(value).strip() or str(value) == ".":
             raise ValueError("must not be empty")
         return _resolve(value, info)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return parse_host_names(value)
 
     @model_validator(mode="after")
     def _names_differ(self) -> FloorApiConfig:

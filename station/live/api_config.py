@@ -1,5 +1,7 @@
 """`[api]` of the station's config: where the HTTP/WebSocket API listens, who may use it,
-and which reverse proxies it trusts (`station.live.config` composes it into the file)."""
+which reverse proxies it trusts, and what its clients may hold (the keys both services
+share, `station.shared.serving`, and the WebSocket's catch-up); `station.live.config`
+composes it into the file."""
 
 from __future__ import annotations
 
@@ -11,6 +13,13 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from station.shared.config import TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
 from station.shared.sections import Problem, Section
+from station.shared.serving import (
+    allowed_hosts_field,
+    idle_timeout_field,
+    max_connections_field,
+    parse_host_names,
+    request_timeout_field,
+)
 
 
 def parse_proxy(text: str) -> str:
@@ -33,7 +42,9 @@ def parse_proxy(text: str) -> str:
 
 
 class ApiConfig(Section):
-    """`[api]`: where the HTTP/WebSocket API listens and who may use it."""
+    """`[api]`: where the HTTP/WebSocket API listens, who may use it, and what its clients
+    may hold (the keys both services have, `station.shared.serving`, and the WebSocket's
+    catch-up from the journal)."""
 
     bind: str = Field(
         "127.0.0.1:8000",
@@ -80,6 +91,24 @@ class ApiConfig(Section):
         description="addresses or networks of reverse proxies whose X-Forwarded-For names "
         "the client (for the wrong-token throttle and the logs); none: the header is ignored",
     )
+    max_connections: int = max_connections_field()
+    request_timeout: float = request_timeout_field()
+    idle_timeout: float = idle_timeout_field()
+    allowed_hosts: tuple[str, ...] = allowed_hosts_field()
+    max_backfills: int = Field(
+        4,
+        ge=1,
+        le=1000,
+        description="WebSocket clients catching up from the journal (?after=SEQ) at once, "
+        "each in pages of at most 1 MiB; the others wait their turn",
+    )
+    backfill_queue: int = Field(
+        200,
+        ge=0,
+        le=100_000,
+        description="WebSocket clients that may wait for a turn to catch up; past it the "
+        "handshake is answered 503 with Retry-After",
+    )
 
     @property
     def host(self) -> str:
@@ -105,6 +134,11 @@ class ApiConfig(Section):
                     '"https://pit.example:8443" (http or https, no path)'
                 )
         return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return parse_host_names(value)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -18,6 +18,8 @@ without a reader (events come only through the API, e.g. on a test rig).
 
 from __future__ import annotations
 
+import os
+import string
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, avai
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
 from station.live.api_config import ApiConfig
+from station.live.display_config import DisplayConfig
 from station.live.protection.config import ProtectionConfig
 from station.live.publisher.settings import FloorConfig
 from station.live.signals_config import WEBHOOK_EVENTS, SignalsConfig, WebhookConfig
@@ -44,12 +47,14 @@ from station.shared.config import ROLES, LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
 from station.shared.messages import check_token
 from station.shared.sections import ConfigError, Problem, Section, describe, read_toml
+from station.shared.signing import SigningKey
 
 __all__ = [
     "ROLES",
     "WEBHOOK_EVENTS",
     "ApiConfig",
     "ConfigError",
+    "DisplayConfig",
     "FloorConfig",
     "JournalConfig",
     "LogConfig",
@@ -66,6 +71,8 @@ __all__ = [
 
 #: The most decks a shoe holds (casinos deal 6 or 8).
 MAX_DECKS = 16
+#: What a systemd credential's name is made of (`[journal] signing_key_credential`).
+CREDENTIAL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-_.")
 #: The `[table]` keys whose default is the game's (left out: the game's value).
 GAME_KEYS = ("decks", "burn", "cut_policy", "paytable")
 
@@ -250,7 +257,7 @@ def _shown(value: int | str) -> str:
 
 
 class JournalConfig(Section):
-    """`[journal]`: where the durable journal lives."""
+    """`[journal]`: where the durable journal lives, and the key that signs its rows."""
 
     path: Path = Field(
         Path("var/journal.db"),
@@ -259,6 +266,20 @@ class JournalConfig(Section):
         "anchor <path>.head; relative to the config file's "
         "folder",
     )
+    signing_key: Path | None = Field(
+        None,
+        strict=False,
+        description="the station's Ed25519 private key (PEM, mode 0600), which signs every "
+        "row of the journal; made by `station key init`, relative to the config file's "
+        'folder; empty (""): the journal is unsigned',
+    )
+    signing_key_credential: str = Field(
+        "journal-key",
+        description="the systemd credential holding signing_key (the unit's "
+        "LoadCredential=NAME:PATH): when the station runs under systemd and "
+        "$CREDENTIALS_DIRECTORY holds NAME, it reads the key there, not the file (which "
+        'may then be root\'s alone); empty (""): always the file',
+    )
 
     @field_validator("path")
     @classmethod
@@ -266,6 +287,43 @@ class JournalConfig(Section):
         if not str(value).strip() or str(value) == ".":
             raise ValueError("must not be empty")
         return _resolve(value, info)
+
+    @field_validator("signing_key", mode="before")
+    @classmethod
+    def _no_key(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("signing_key")
+    @classmethod
+    def _signing_key(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        return None if value is None else _resolve(value, info)
+
+    @field_validator("signing_key_credential")
+    @classmethod
+    def _credential(cls, value: str) -> str:
+        if value and (value in (".", "..") or not set(value) <= CREDENTIAL_CHARACTERS):
+            raise ValueError(f"a credential's name is letters, digits, - _ and ., got {value!r}")
+        return value
+
+    @property
+    def rotations(self) -> Path | None:
+        """Where `station key rotate` keeps the old keys' endorsements of the new (public):
+        `<signing_key>.rotations`."""
+        key = self.signing_key
+        return None if key is None else key.with_name(key.name + ".rotations")
+
+    def load_key(self, environ: Mapping[str, str] = os.environ) -> SigningKey | None:
+        """The station's signing key (None: the journal is unsigned): the credential
+        signing_key_credential names if systemd handed it over ($CREDENTIALS_DIRECTORY),
+        else the file signing_key. SigningError says what is wrong and what to do."""
+        if self.signing_key is None:
+            return None
+        folder = environ.get("CREDENTIALS_DIRECTORY")
+        if self.signing_key_credential and folder:
+            credential = Path(folder) / self.signing_key_credential
+            if credential.is_file():
+                return SigningKey.load(credential)
+        return SigningKey.load(self.signing_key)
 
 
 class StationConfig(Section):
@@ -281,6 +339,7 @@ class StationConfig(Section):
     )
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     floor: FloorConfig = Field(default_factory=FloorConfig, description="[floor]")
+    display: DisplayConfig = Field(default_factory=DisplayConfig, description="[display]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")
@@ -311,26 +370,32 @@ class StationConfig(Section):
 SECTIONS = tuple(name for name in StationConfig.model_fields if name != "source")
 
 
-def load(path: str | Path | None) -> StationConfig:
-    """The config from a TOML file (None: all defaults)."""
+def load(path: str | Path | None, secrets: bool = True) -> StationConfig:
+    """The config from a TOML file (None: all defaults); `secrets=False`: the broker's and
+    the webhooks' secrets are not read (`from_mapping`)."""
     if path is None:
         return StationConfig()
     data = read_toml(path)
-    return from_mapping(data, source=str(path), base=Path(path).absolute().parent)
+    return from_mapping(data, source=str(path), base=Path(path).absolute().parent, secrets=secrets)
 
 
 def from_mapping(
-    data: Mapping[str, Any], source: str = "config", base: Path | None = None
+    data: Mapping[str, Any],
+    source: str = "config",
+    base: Path | None = None,
+    secrets: bool = True,
 ) -> StationConfig:
     """The config from parsed TOML (relative paths against `base`, the file's folder);
-    every error names `source`, the section and the key."""
+    every error names `source`, the section and the key. `secrets=False`, for a command
+    that connects to nothing (`station token`, `journal`, `key`): how the secrets are given
+    is checked, but they are not read, so their environment variables need not be set."""
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
         raise ConfigError(
             f"{source}: unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)})"
         )
     try:
-        config = StationConfig.model_validate(data, context={"base": base})
+        config = StationConfig.model_validate(data, context={"base": base, "secrets": secrets})
     except ValidationError as exc:
         raise ConfigError(describe(exc, StationConfig, source=source)) from None
     return config.model_copy(update={"source": source})

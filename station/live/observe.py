@@ -267,7 +267,8 @@ class Observer:
     def _result(self, row: Row, result: Mapping[str, Any]) -> None:
         if "tableau1_outcome" in result:  # baccarat banque: each tableau against the banker
             log.debug(
-                "%s row %d: round %s, tableau 1 %s %s (%s), tableau 2 %s %s (%s), banker %s (%s)",
+                "%s row %d: round %s, tableau 1 %s %s (%s), tableau 2 %s %s (%s), banker %s (%s)"
+                "; naturals: %s (a natural beats a drawn hand of the same points)",
                 self.table_id,
                 row.seq,
                 result.get("round"),
@@ -279,6 +280,7 @@ class Observer:
                 " ".join(result.get("tableau2", ())),
                 result.get("banker_total"),
                 " ".join(result.get("banker", ())),
+                ", ".join(result.get("naturals", ())) or "none",
                 extra={"table": self.table_id, "seq": row.seq, "round": result.get("round")},
             )
             return

@@ -8,6 +8,11 @@ disk write of its own. What a run did not deliver (its stop's grace ran out, or 
 is sent again at the next start (`send_owed`). An event of a row already committed (a
 suspension announced again at start, a protection alert) is owed with a write of its own
 (`send`).
+
+Every event's id names the journal and its epoch as well as the row (`journal.epoch`):
+`{table}:{journal}:{epoch}:{seq}:{type}`. A restore without the rows after the backup
+numbers rows again from the backup's end and begins a new epoch, so an id the game server
+has seen is never given to another event.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import Any
 
 from station.core.table import Table
 from station.live.config import StationConfig
-from station.live.journal import Journal, JournalUnavailable, OutboxEntry
+from station.live.journal import Journal, JournalError, JournalUnavailable, OutboxEntry
+from station.live.journal.epoch import Epoch
 from station.live.signals import WebhookSender, suspended_fields
 from station.shared.rows import Pending, Row, notice
 
@@ -71,12 +77,14 @@ class Outbox:
         read from the table right after the row's event (`signals.table_events`); None:
         from the table now."""
         table_id = self._config.table.id
+        epoch = self._epoch()
         if fields is None:  # a suspension announced again at start
             fields = suspended_fields(self._table(), (row.verdict or {}).get("error"))
         body: dict[str, Any] = {
-            "id": f"{table_id}:{row.seq}:{what}",
+            "id": epoch.event_id(table_id, row.seq, what),
             "type": what,
             "table": table_id,
+            **epoch.fields(),
             "seq": row.seq,
             "ts": row.ts,
             "event": row.event,
@@ -110,8 +118,19 @@ class Outbox:
         self.webhooks.queue(owed)
 
     def send(self, body: dict[str, Any]) -> None:
-        """Owe (a synced write) and send an event of a row already committed."""
-        self.webhooks.send(body)
+        """Owe (a synced write) and send an event of a row already committed (`seq`, of
+        `type`); its id is named here, as every event's is (`body`)."""
+        epoch = self._epoch()
+        event_id = epoch.event_id(self._config.table.id, body["seq"], body["type"])
+        rest = {k: v for k, v in body.items() if k != "id"}
+        self.webhooks.send({"id": event_id, **rest, **epoch.fields()})
+
+    def _epoch(self) -> Epoch:
+        """The journal's identity and epoch, which every event's id carries."""
+        journal = self._journal()
+        if journal is None:
+            raise JournalError("no journal is open: an event's id names the journal's epoch")
+        return journal.epoch
 
     async def send_owed(self, journal: Journal, on_disk: Callable[..., Awaitable[Any]]) -> None:
         """Queue the webhook events the last run did not deliver; those of an endpoint no

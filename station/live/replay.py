@@ -122,6 +122,15 @@ def first_line(chunks: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
     return seen if seen.strip() else b"", iter(read)
 
 
+def saying_table(line: bytes, settings: Mapping[str, Any]) -> bytes:
+    """An export line (`{...event, "journal": {...}, "verdict": ...}` and its newline) that
+    also says the table the stream is the record of (`journal.table`): what an export's
+    first line carries, and `recorded_table` reads."""
+    row = orjson.loads(line)
+    row["journal"] = {**row["journal"], "table": dict(settings)}
+    return orjson.dumps(row) + b"\n"
+
+
 class NotATable(ValueError):
     """A stream's `journal.table` that no table could be dealt by (the message says why)."""
 

@@ -31,6 +31,7 @@ from station.live.config import StationConfig
 from station.live.errors import NotReady
 from station.live.fanout import FanOut, Subscriber, published
 from station.live.journal import Journal
+from station.live.journal.keys import read_endorsements
 from station.live.observe import Observer, StationCollector
 from station.live.outbox import Outbox
 from station.live.protection.monitor import ProtectionMonitor, StationLink
@@ -167,10 +168,23 @@ class Station:
         cfg, writer = self.config, self.writer
         self.loop = asyncio.get_running_loop()
         self.observer.serve(cfg.api.metrics_address)
+        key = await self._on_disk(cfg.journal.load_key)  # SigningError: it cannot start
+        rotations = cfg.journal.rotations
+        endorsements = (
+            [] if rotations is None else await self._on_disk(read_endorsements, rotations)
+        )
         waited = await writer.open(cfg.journal.path, self._waiting)
         journal = writer.journal
         assert journal is not None
-        await self._on_disk(journal.start, cfg.table.id, writer.table)
+        await self._on_disk(journal.start, cfg.table.id, writer.table, key, endorsements, rotations)
+        if key is None:
+            log.warning(
+                "the journal %s is unsigned: anyone who can write its file can rewrite it "
+                "undetected; give [journal] signing_key a key (`station key init`)",
+                cfg.journal.path,
+            )
+        else:
+            log.info("the journal is signed with key %s", key.public.fingerprint)
         replayed = await self._on_disk(journal.replay_into, writer.table)
         writer.replayed(replayed.suspended_since)
         self.view.publish(writer.snapshot, 0)

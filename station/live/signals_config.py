@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from drivers.config import parse_bytes
+from station.shared.broker_login import reads_secrets
 from station.shared.config import resolve as _resolve
 from station.shared.sections import Problem, Section, bounds
 
@@ -90,7 +91,7 @@ class WebhookConfig(Section):
         return value
 
     @model_validator(mode="after")
-    def _read_secret(self) -> WebhookConfig:
+    def _read_secret(self, info: ValidationInfo) -> WebhookConfig:
         # The messages never quote the secret, only where it was to come from.
         if (self.secret is None) == (self.secret_file is None):
             raise Problem(
@@ -106,12 +107,16 @@ class WebhookConfig(Section):
                     'write secret = "env:NAME" (the secret itself belongs in the '
                     "environment or in secret_file, never in the config)",
                 )
+            if not reads_secrets(info):  # a command that sends nothing (`station token`)
+                return self
             if name not in os.environ:
                 raise Problem("secret", f"the environment variable {name} is not set")
             key = os.environ[name].strip().encode()
             where = f"the environment variable {name}"
         else:
             assert self.secret_file is not None
+            if not reads_secrets(info):
+                return self
             try:
                 key = self.secret_file.read_bytes().strip()
             except OSError as exc:
@@ -131,6 +136,8 @@ class WebhookConfig(Section):
     @property
     def key(self) -> bytes:
         """The signing secret (HMAC-SHA256 key)."""
+        if not self._key:
+            raise RuntimeError("this config was loaded without its secrets: load it to send")
         return self._key
 
 

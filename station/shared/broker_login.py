@@ -3,7 +3,10 @@ floor service's `[broker]` share.
 
 Secrets (a password or token) come from the environment (`"env:NAME"`) or a NATS
 credentials file, never from the config itself, and are kept out of the model's fields,
-so they are never printed, journaled or dumped with the config.
+so they are never printed, journaled or dumped with the config. They are read only for
+the commands that connect: a config loaded with the validation context `secrets=False`
+(`station token`, `station journal`, `station key`) checks how they are given, not the
+environment.
 """
 
 from __future__ import annotations
@@ -30,8 +33,14 @@ def _resolve(path: Path | None, info: ValidationInfo) -> Path | None:
     return Path(os.path.normpath(Path(base) / path))
 
 
-def _from_env(key: str, value: str) -> str:
-    """The secret named by `value` ("env:NAME"), read from the environment."""
+def reads_secrets(info: ValidationInfo) -> bool:
+    """Whether this validation reads secrets (the context's `secrets`, True by default)."""
+    return not isinstance(info.context, Mapping) or info.context.get("secrets", True) is not False
+
+
+def _from_env(key: str, value: str, read: bool = True) -> str:
+    """The secret named by `value` ("env:NAME"), read from the environment (`read`: else
+    only the form is checked, and "" returned)."""
     name = value.removeprefix("env:")
     if not value.startswith("env:") or not name:
         raise Problem(
@@ -39,6 +48,8 @@ def _from_env(key: str, value: str) -> str:
             f'write {key} = "env:NAME" (the {key} itself belongs in the environment, '
             "never in the config)",
         )
+    if not read:
+        return ""
     if name not in os.environ:
         raise Problem(key, f"the environment variable {name} is not set")
     return os.environ[name]
@@ -90,6 +101,7 @@ class BrokerLogin(Section):
     )
     _password: str = PrivateAttr("")
     _token: str = PrivateAttr("")
+    _secrets_read: bool = PrivateAttr(True)
 
     @property
     def servers(self) -> list[str]:
@@ -119,7 +131,7 @@ class BrokerLogin(Section):
         return _resolve(value, info)
 
     @model_validator(mode="after")
-    def _credentials(self) -> Self:
+    def _credentials(self, info: ValidationInfo) -> Self:
         ways = [bool(self.password or self.user), bool(self.token), self.creds_file is not None]
         if sum(ways) > 1:
             raise Problem("user", "give one way to log in: user and password, token, or creds_file")
@@ -127,10 +139,11 @@ class BrokerLogin(Section):
             raise Problem("password" if self.user else "user", "give user and password together")
         if (self.cert_file is None) != (self.key_file is None):
             raise Problem("cert_file", "give cert_file and key_file together")
+        read = self._secrets_read = reads_secrets(info)
         if self.password:
-            self._password = _from_env("password", self.password)
+            self._password = _from_env("password", self.password, read)
         if self.token:
-            self._token = _from_env("token", self.token)
+            self._token = _from_env("token", self.token, read)
         if self.creds_file is not None and not self.creds_file.is_file():
             raise Problem("creds_file", f"cannot read {self.creds_file}: no such file")
         return self
@@ -145,6 +158,8 @@ class BrokerLogin(Section):
 
     def connect_options(self) -> dict[str, Any]:
         """What `nats.connect` needs to log in (and TLS for tls:// URLs)."""
+        if not self._secrets_read:
+            raise RuntimeError("this config was loaded without its secrets: load it to connect")
         options: dict[str, Any] = {}
         if self.user:
             options.update(user=self.user, password=self._password)

@@ -16,7 +16,8 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from station.shared.sections import ConfigError, Section
 
-ROLES = ("viewer", "dealer", "supervisor", "rig")  # lowest first: `station.shared.tokens.RANK`
+#: Lowest first (`station.shared.tokens.RANK`); `display` reads only the table display's data.
+ROLES = ("display", "viewer", "dealer", "supervisor", "rig")
 LOG_FORMATS = ("text", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 

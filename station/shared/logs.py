@@ -10,12 +10,18 @@ timestamp, journald adds its own, and starts with the level as a syslog prefix (
 for a warning), which journald strips and keeps as the entry's priority: so
 `journalctl -u baccarat-station -p warning` shows the warnings and worse. Elsewhere a
 text line starts with its local time.
+
+A text line is one line, whatever a client put in it: the message's control characters
+(a line break in an event's key, a floor decision's reason, a URL's `%0A`) are written
+escaped (`\\n`), and a traceback's lines are indented, so nothing a client sends can pass
+for a line of its own (`escaped`). JSON lines are safe by construction.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -31,6 +37,20 @@ _STANDARD = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", 
 _SKIPPED = frozenset({"color_message"})
 #: uvicorn's access lines: their arguments, as JSON fields.
 _ACCESS_FIELDS = ("client", "method", "path", "http_version", "status")
+#: What may end a line, or hide what follows, in a terminal or a log viewer.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(text: str) -> str:
+    """`text` with its control characters written as escapes (`\\n`, `\\x1b`): one line."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match[0]
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def fields_of(record: logging.LogRecord) -> dict[str, Any]:
@@ -73,12 +93,21 @@ class SyslogPrefix(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """`2026-12-01 02:03:04.123 WARNING station.table: message` (no time under journald)."""
+    """`2026-12-01 02:03:04.123 WARNING station.table: message` (no time under journald);
+    the message escaped, a traceback's lines indented (see the module's docstring)."""
 
     def __init__(self, timestamps: bool = True) -> None:
         fmt = "%(levelname)s %(name)s: %(message)s"
         fmt = f"%(asctime)s.%(msecs)03d {fmt}" if timestamps else fmt
         super().__init__(fmt, "%Y-%m-%d %H:%M:%S")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escaped(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        lines = super().formatException(ei).split("\n")
+        return "\n".join("  " + escaped(line) for line in lines)
 
 
 class JsonFormatter(logging.Formatter):

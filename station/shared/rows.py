@@ -75,6 +75,9 @@ class Row:
     verdict: dict[str, Any] | None
     prev_hash: str
     hash: str
+    #: The station's Ed25519 signature of `hash` (base64), None for an unsigned journal's
+    #: rows (`station.shared.signing`; not covered by the hash, so the chain is unchanged).
+    signature: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         """The row as `/api/journal` and the WebSocket show it: the verdict carries `seq`,
@@ -119,7 +122,7 @@ def notice(source: str, actor: str, message: str, /, **details: Any) -> Pending:
 
 def row_of(r: tuple[Any, ...]) -> Row:
     """A row from its stored columns (`seq, ts, source, actor, kind, event, verdict,
-    prev_hash, hash`)."""
+    prev_hash, hash`, and `signature` where the journal has it)."""
     return Row(
         r[0],
         r[1],
@@ -130,4 +133,5 @@ def row_of(r: tuple[Any, ...]) -> Row:
         None if r[6] is None else orjson.loads(r[6]),
         r[7],
         r[8],
+        r[9] if len(r) > 9 else None,
     )

@@ -6,8 +6,9 @@ config (`[api] tokens`) and in a token file managed by `station token add/revoke
 (`[api] token_file`); the service re-reads the file when it changes, so a revoked token
 stops working at once. Lookup compares hashes in constant time.
 
-Roles: viewer < dealer < supervisor, each allowed what the one below is; `rig` (test rigs
-only, refused unless `[api] allow_rig` is on) may do everything.
+Roles: display < viewer < dealer < supervisor, each allowed what the one below is (a
+`display` token reads only the table display's data: `station.api.display`); `rig` (test
+rigs only, refused unless `[api] allow_rig` is on) may do everything.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from pydantic import ValidationError
 from station.shared.config import ROLES, TokenEntry
 from station.shared.sections import ConfigError, describe
 
-RANK = {role: rank for rank, role in enumerate(ROLES)}  # viewer < dealer < supervisor < rig
+#: display < viewer < dealer < supervisor < rig
+RANK = {role: rank for rank, role in enumerate(ROLES)}
 
 
 def new_token() -> str:

@@ -96,7 +96,8 @@ export function mountActions(store, { onUnauthorized }) {
       const verdict = await post(event);
       const row = store.get().rows.at(verdict.seq); // the journal's row says who did it
       const line = actionLine(row ? { ...row, card: row.event.card, done }
-        : { seq: verdict.seq, verdict, card: event.card, done, actor: store.get().me.name }, rules);
+        : { seq: verdict.seq, verdict, card: event.card, done, actor: store.get().me.name }, rules,
+        store.get().reader?.driver);
       say(store, line.text, line.bad);
       if (verdict.ok && event.card) {
         $("pick-rank").value = "";

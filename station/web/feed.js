@@ -11,6 +11,8 @@ const JOURNAL_LOAD = 200; // rows loaded on connecting (the journal panel shows 
 
 export function createFeed(store) {
   let refreshKey = "";
+  let oddsRefreshKey = "";
+  let historyDue = false; // a refresh of the history waits in refreshTimer
   let refreshTimer = null;
   let fetchingSeq = null;
   let oddsAsked = 0; // the latest odds request: an older answer that comes late is dropped
@@ -44,7 +46,8 @@ export function createFeed(store) {
 
   /** The last dealer or supervisor action, with who did it (from its journal row). */
   function showAction(row, done) {
-    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, store.get().rules);
+    const { rules, reader } = store.get();
+    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, rules, reader?.driver);
     say(store, text, bad);
   }
 
@@ -83,15 +86,22 @@ export function createFeed(store) {
     }
   }
 
-  /** Fetch the reads again when the shoe, the rounds or the round in progress changed. */
+  /** Fetch the reads again when the shoe, the rounds or the round in progress changed;
+   * the odds also with each card out while no round is in progress (the burn), since
+   * they are then the next round's from the cards left, which the page shows beside them. */
   function refresh(force) {
     const st = store.get().state;
     const key = [st.shoes_started, st.in_play, st.rounds_complete, st.voided.length, Boolean(st.round)].join(":");
-    if (!force && key === refreshKey) return;
+    const oddsKey = `${key}:${st.round ? "" : st.cards_out}`;
+    const rounds = force || key !== refreshKey;
+    if (!rounds && oddsKey === oddsRefreshKey) return;
     refreshKey = key;
+    oddsRefreshKey = oddsKey;
+    historyDue ||= rounds;
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
-      loadHistory();
+      if (historyDue) loadHistory();
+      historyDue = false;
       loadOdds();
     }, force ? 0 : 100);
   }

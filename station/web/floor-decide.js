@@ -5,6 +5,7 @@
 
 import { api } from "./api.js";
 import { $, h } from "./dom.js";
+import { moment } from "./format.js";
 
 let pending = null;
 
@@ -101,7 +102,7 @@ export function alertLine(a, me, after, words) {
   const by = a.resolved_by || a.acknowledged;
   if (by) {
     const what = a.resolved_by ? "resolved by" : "acknowledged by";
-    line.append(h("span", { class: "decided", text: ` · ${what} ${by.by} at ${by.decided}: ${by.reason}` }));
+    line.append(h("span", { class: "decided", text: ` · ${what} ${by.by} at ${moment(by.decided)}: ${by.reason}` }));
   }
   if (maySupervise(me) && a.id && !a.resolved && !a.acknowledged) {
     const button = h("button", { type: "button", class: "decide acknowledge", text: "Acknowledge…" });
@@ -121,7 +122,7 @@ export function acceptedLines(t) {
     { class: "accepted" },
     ...t.accepted.map((d) => {
       const what = d.kind === "accept_gap" ? `${rows(d.from_seq, d.to_seq)} accepted as missing` : `new chain accepted from row ${d.from_seq}`;
-      return h("li", { text: `${what} by ${d.by} at ${d.decided}: ${d.reason}` });
+      return h("li", { text: `${what} by ${d.by} at ${moment(d.decided)}: ${d.reason}` });
     }),
   );
 }

@@ -7,6 +7,7 @@
 import { ApiError, api, token } from "./api.js";
 import { $, fill, h } from "./dom.js";
 import { acceptedLines, alertLine, maySupervise, setUpDecisions, tableButtons } from "./floor-decide.js";
+import { clock, gameTitle, handTitle, moment, plural } from "./format.js";
 
 const POLL_MS = 2000;
 const WINNER_LETTER = { player: "P", banker: "B", tie: "T" };
@@ -51,7 +52,7 @@ async function poll() {
   try {
     const [floor, { alerts }] = await Promise.all([api("/api/floor/tables"), api("/api/floor/alerts")]);
     render(floor, alerts);
-    setConn("live", `Live · ${new Date().toLocaleTimeString()}`);
+    setConn("live", `Live · ${clock(new Date())}`);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
       token.clear();
@@ -64,22 +65,31 @@ async function poll() {
   timer = setTimeout(poll, POLL_MS);
 }
 
-function fact(label, value, cls) {
-  return h("div", { class: cls }, h("dt", { text: label }), h("dd", { text: value == null ? "–" : String(value) }));
+function fact(label, ...value) {
+  return h("div", {}, h("dt", { text: label }), h("dd", {}, ...value));
 }
 
-function bead(result) {
+/** A count the floor wants at 0 (rows behind, rows held): marked when it is not. */
+function lag(n, words) {
+  return h("span", { class: `behind${n ? " lagging" : ""}`, text: `${n ?? "–"} ${words}` });
+}
+
+function bead(result, game) {
   const winner = result.winner || "";
-  const title = Object.entries(result.totals).map(([hand, total]) => `${hand} ${total}`).join(", ");
+  const title = Object.entries(result.totals).map(([hand, total]) => `${handTitle(game, hand).toLowerCase()} ${total}`).join(", ");
   if (result.outcomes) {
-    // Baccarat banque: no one winner, each tableau's outcome against the banker.
+    // Baccarat banque: no one winner, each tableau's outcome against the banker, tableau
+    // 1's letter then tableau 2's, each in its outcome's colour (the legend says so).
     const tableaux = Object.entries(result.outcomes);
-    const words = tableaux.map(([hand, outcome]) => `${hand.replace(/(\d)$/, " $1")} ${outcome}`).join(", ");
-    const letters = tableaux.map(([, outcome]) => OUTCOME_LETTER[outcome] || "·").join("");
-    return h("li", { class: "outcomes", title: `Round ${result.round}: ${words} (${title})`, text: letters });
+    const words = tableaux.map(([hand, outcome]) => `${handTitle(game, hand).toLowerCase()} ${outcome}`).join(", ");
+    return h("li", { class: "outcomes", title: `Round ${result.round}: ${words} (${title})` },
+      ...tableaux.map(([, outcome]) => h("span", { class: outcome, text: OUTCOME_LETTER[outcome] || "·" })));
   }
   return h("li", { class: winner, title: `Round ${result.round}: ${winner || "result"} (${title})`, text: WINNER_LETTER[winner] || "·" });
 }
+
+/** What a banque table's beads mean: its rounds have no one winner. */
+const BANQUE_LEGEND = "Each round: tableau 1's letter, then tableau 2's, against the banker: W wins, L loses, T ties.";
 
 function silence(t) {
   if (t.online) return "online";
@@ -87,33 +97,39 @@ function silence(t) {
   return `offline · silent ${Math.round(t.silent_for)} s`;
 }
 
+/** Where the table's shoe is: "2, round 14", "2, 30 rounds done"; "–" before any. */
+function progress(t) {
+  if (t.shoe == null) return "–";
+  const round = t.round != null ? `round ${t.round}` : t.rounds ? `${plural(t.rounds, "round")} done` : "no round yet";
+  return `${t.shoe}, ${round}`;
+}
+
 function tableCard(t) {
   const name = t.dashboard
     ? h("a", { href: t.dashboard, target: "_blank", rel: "noopener", title: `Open ${t.name}'s dashboard`, text: t.name })
     : t.name;
+  const ident = [t.game ? gameTitle(t.game) : null, t.name !== t.id ? `table ${t.id}` : null].filter(Boolean).join(" · ");
+  const banque = t.game === "baccarat_banque";
   const classes = ["tcard", t.suspended ? "suspended" : "", t.online ? "online-now" : "offline", t.alerts.length ? "alerted" : ""];
   const state = t.suspended
     ? `SUSPENDED: ${t.suspension.explanation}`
     : !t.state_known ? "State not known until the next shoe"
     : t.in_play ? "In play" : t.shoe ? "Between shoes" : "No shoe yet";
-  const behind = t.rows_behind == null ? null : t.rows_behind;
   const card = h(
     "article",
     { class: classes.filter(Boolean).join(" "), "data-table": t.id, "aria-label": `Table ${t.name}` },
     h("header", {}, h("h2", {}, name), h("span", { class: `online ${t.online ? "yes" : "no"}`, text: silence(t) })),
+    ident ? h("p", { class: "ident", text: ident }) : null,
     h("p", { class: "state", text: state }),
     h(
       "dl",
       {},
-      fact("Game", t.game?.replaceAll("_", " ")),
-      fact("Shoe", t.shoe),
-      fact("Round", t.round ?? (t.rounds ? `${t.rounds} done` : null)),
-      fact("Archived", t.archived_seq),
-      fact("Rows behind", behind, `behind${behind ? " lagging" : ""}`),
-      fact("Held", t.held, t.held ? "behind lagging" : ""),
+      fact("Shoe", progress(t)),
+      fact("Archive", `to row ${t.archived_seq ?? "–"} · `, lag(t.rows_behind, "rows behind"), " · ", lag(t.held, "held")),
     ),
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
-    h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map(bead)),
+    h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map((r) => bead(r, t.game))),
+    banque && t.results.length ? h("p", { class: "legend", text: BANQUE_LEGEND }) : null,
     t.problem ? h("p", { class: "problem", text: t.problem }) : null,
     t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, `${a.kind}: ${a.message}`))) : null,
     acceptedLines(t),
@@ -138,7 +154,7 @@ function render(floor, alerts) {
   $("no-alerts").hidden = alerts.length > 0;
   fill(
     $("alerts"),
-    alerts.map((a) => alertLine(a, me, poll, `${a.raised} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}`)),
+    alerts.map((a) => alertLine(a, me, poll, `${moment(a.raised)} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}`)),
   );
 }
 

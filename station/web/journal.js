@@ -1,7 +1,8 @@
 // The journal: the newest rows first, filtered by errors or by who acted (a token's name,
 // or the demo bot, a reader or the station with a badge: the demo bot's names are the demo
 // tokens' names too), and the export download. Drawn at most once per frame, however many
-// rows a burst brings.
+// rows a burst brings. On a phone each row is two lines (style.css), so the verdict stays
+// on the screen.
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
@@ -10,21 +11,23 @@ import { say } from "./store.js";
 
 const JOURNAL_SHOW = 200; // rows drawn (newest first)
 
-/** Who acted: the name, and a badge unless it is a token's name ("demo bot", "reader"). */
-function actorCell(row, rules) {
-  const { name, badge } = actorOf(row, rules);
-  const tag = badge && badge !== name ? h("span", { class: `badge badge-${badge.replace(" ", "-")}`, text: badge }) : null;
-  return h("td", { class: "actor", "data-source": row.source }, name, tag && " ", tag);
+/** Who acted: the name, and a badge unless it is a token's name ("demo bot", "reader",
+ * "station"). */
+function actorCell(row, readerDriver) {
+  const { name, badge } = actorOf(row, readerDriver);
+  const tag = badge ? h("span", { class: `badge badge-${badge.replace(" ", "-")}`, text: badge }) : null;
+  return h("td", { class: "actor", "data-source": row.source }, name, name && tag && " ", tag);
 }
 
 export function mountJournal(store) {
   const actors = new Set(); // actorText of every row seen: the filter's choices
   let queued = false;
+  let readerDriver = null; // the station's reader: its rows are the demo bot's if it is `sim`
 
-  function noteActors(rows, rules) {
+  function noteActors(rows) {
     let fresh = false;
     for (const r of rows) {
-      const who = actorText(r, rules);
+      const who = actorText(r, readerDriver);
       if (!actors.has(who)) {
         actors.add(who);
         fresh = true;
@@ -41,7 +44,7 @@ export function mountJournal(store) {
   function draw() {
     const { rows, rules } = store.get();
     const list = rows.list;
-    noteActors(list, rules);
+    noteActors(list);
     const errorsOnly = $("j-errors").checked;
     const actor = $("j-actor").value;
     const shown = [];
@@ -49,11 +52,11 @@ export function mountJournal(store) {
       const r = list[i];
       const bad = r.verdict && !r.verdict.ok;
       if (errorsOnly && !bad) continue;
-      if (actor && actorText(r, rules) !== actor) continue;
+      if (actor && actorText(r, readerDriver) !== actor) continue;
       shown.push(h("tr", { class: bad ? "bad" : r.event.type === "notice" ? "notice" : null, "data-seq": r.seq },
-        h("td", { text: String(r.seq) }), h("td", { text: clock(r.ts) }),
-        actorCell(r, rules), h("td", { text: describe(r.event) }),
-        h("td", { text: verdictText(r.verdict, rules.errors) })));
+        h("td", { class: "seq", text: String(r.seq) }), h("td", { class: "time", text: clock(r.ts) }),
+        actorCell(r, readerDriver), h("td", { class: "event", text: describe(r.event) }),
+        h("td", { class: "verdict", text: verdictText(r.verdict, rules.errors, r.event) })));
     }
     fill($("journal-body"), shown);
   }
@@ -86,4 +89,11 @@ export function mountJournal(store) {
   $("j-actor").addEventListener("change", draw);
   $("j-download").addEventListener("click", download);
   store.subscribe(["rows"], queueDraw);
+  store.subscribe(["reader"], ({ reader }) => {
+    const driver = reader?.driver ?? null;
+    if (driver === readerDriver) return;
+    readerDriver = driver;
+    actors.clear(); // the badges changed: the filter's choices are made again
+    queueDraw();
+  });
 }

@@ -5,13 +5,16 @@
 import { $, fill, h } from "./dom.js";
 import { gameTitle, pct, plural, spaced } from "./format.js";
 
-/** What the odds were worked out over, in words that add up with the shoe's cards:
- * "over the 306 cards not seen: 304 left in the shoe + 2 unreadable (…)". */
-function unseenWords(o, cards) {
+/** What the odds were worked out over, in words that agree with the Cards field. While
+ * betting is open they are the next round's from the shoe as it is now: "over the 306
+ * cards not seen: 304 left in the shoe + 2 unreadable (…)", the same counts as Cards.
+ * Once betting is closed they are the ones the round was bet at, and stay so while its
+ * cards come out: said as such, without counts the next card would contradict. */
+function unseenWords(o, cards, closed) {
   const n = plural(o.cards_left, "card");
+  if (closed) return `the odds round ${o.next_round} was bet at, over the ${n} not seen when betting closed`;
   if (!cards) return `over ${n} not seen`;
-  const parts = [[cards.left, "left in the shoe"], [cards.unreadable, "unreadable (out, never identified)"],
-                 [cards.round, "of this round (the odds it was bet at)"]];
+  const parts = [[cards.left, "left in the shoe"], [cards.unreadable, "unreadable (out, never identified)"]];
   const shown = parts.filter(([k]) => k);
   if (parts.reduce((sum, [k]) => sum + k, 0) !== o.cards_left) return `over ${n} not seen`;
   if (shown.length === 1 && shown[0] === parts[0]) return `over the ${n} left in the shoe`;
@@ -40,7 +43,7 @@ function render({ odds: read }) {
   if (!answer) return;
   const o = answer.odds;
   $("odds-round").textContent = o ? `round ${o.next_round}${answer.betting_closed ? " (betting closed)" : ""}` : "";
-  $("odds-note").textContent = o ? `${answer.paytable} paytable, ${unseenWords(o, answer.cards)} · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
+  $("odds-note").textContent = o ? `${answer.paytable} paytable, ${unseenWords(o, answer.cards, answer.betting_closed)} · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
   const advantage = o ? o.advantage : [];
   const alert = $("odds-alert");
   alert.hidden = !advantage.length;

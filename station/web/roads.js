@@ -3,8 +3,10 @@
 // Beads carry B/P/T and the big road B/P besides their colour. Each derived road has one
 // mark, whatever its colour, as at the table: big eye boy hollow circles, small road solid
 // dots, cockroach pig slashes, red or blue (each with its colour as a title). Each road is
-// scrolled to its newest cell. The panel also counts the wins and shows the last results
-// beside the round; until a new shoe has a result it shows the previous shoe's roads.
+// scrolled to its newest cell. Each grid has as many columns as its box holds (more when
+// the road needs them: it scrolls), drawn again when the box changes width. The panel
+// also counts the wins and shows the last results beside the round; until a new shoe has
+// a result it shows the previous shoe's roads.
 
 import { $, fill, h, s } from "./dom.js";
 import { plural } from "./format.js";
@@ -25,8 +27,18 @@ function grid(cols, rows, size, label) {
   return svg;
 }
 
-function columns(cells, min) {
-  return Math.max(min, ...cells.map((c) => c.x + 1)) + 1;
+// Cell sizes (px): the bead plates, the big road, the derived roads (half the big road's
+// marks, as on a casino's board).
+const BEAD = 26;
+const BIG = 22;
+const DERIVED = 16;
+
+/** The columns of a road's grid: those its cells need and one to come, or as many as its
+ * box shows if that is more (an empty grid fills its box, as on a casino's board). */
+function columns(id, cells, size, min) {
+  const box = document.getElementById(id);
+  const fits = box?.clientWidth ? Math.floor(box.clientWidth / size) : min;
+  return Math.max(fits, ...cells.map((c) => c.x + 2));
 }
 
 /** Scroll a road so its newest cell is in view at the right, with the next column's room
@@ -50,9 +62,9 @@ function show(id, svg, cells, size) {
 }
 
 export function drawBeadPlate(id, roads) {
-  const size = 24;
+  const size = BEAD;
   const cells = roads.bead_plate;
-  const svg = grid(columns(cells, 10), roads.rows, size, `Bead plate, ${plural(cells.length, "round")}`);
+  const svg = grid(columns(id, cells, size, 10), roads.rows, size, `Bead plate, ${plural(cells.length, "round")}`);
   for (const b of cells) {
     const cx = b.x * size + size / 2;
     const cy = b.y * size + size / 2;
@@ -60,9 +72,9 @@ export function drawBeadPlate(id, roads) {
     g.append(s("title", {}, `Round ${b.round}: ${b.winner}, player ${b.player_total} banker ${b.banker_total}`
       + `${b.player_pair ? ", player pair" : ""}${b.banker_pair ? ", banker pair" : ""}${b.natural ? ", natural" : ""}`));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: COLOURS[b.winner] }));
-    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "bead-letter" }, LETTER[b.winner]));
-    if (b.banker_pair) g.append(s("circle", { cx: cx - 7, cy: cy - 7, r: 3, fill: COLOURS.banker, class: "pair" }));
-    if (b.player_pair) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 3, fill: COLOURS.player, class: "pair" }));
+    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, LETTER[b.winner]));
+    if (b.banker_pair) g.append(s("circle", { cx: cx - 8, cy: cy - 8, r: 3, fill: COLOURS.banker, class: "pair" }));
+    if (b.player_pair) g.append(s("circle", { cx: cx + 8, cy: cy + 8, r: 3, fill: COLOURS.player, class: "pair" }));
     svg.append(g);
   }
   show(id, svg, cells, size);
@@ -76,9 +88,9 @@ function tieMark(cx, cy, r, count) {
 }
 
 export function drawBigRoad(id, roads) {
-  const size = 18;
+  const size = BIG;
   const cells = roads.big_road;
-  const svg = grid(columns(cells, 24), roads.rows, size, `Big road, ${plural(roads.columns.length, "column")}`);
+  const svg = grid(columns(id, cells, size, 24), roads.rows, size, `Big road, ${plural(roads.columns.length, "column")}`);
   cells.forEach((c, i) => {
     const cx = c.x * size + size / 2;
     const cy = c.y * size + size / 2;
@@ -86,10 +98,10 @@ export function drawBigRoad(id, roads) {
     const ties = c.ties + (i === 0 ? roads.leading_ties : 0);
     g.append(s("title", {}, `Round ${c.round}: ${c.winner}${ties ? `, then ${plural(ties, "tie")}` : ""}`));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: "none", stroke: COLOURS[c.winner], "stroke-width": 2.5 }));
-    g.append(s("text", { x: cx, y: cy + 3.5, "text-anchor": "middle", class: "big-letter", fill: COLOURS[c.winner] }, LETTER[c.winner]));
+    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "big-letter", fill: COLOURS[c.winner] }, LETTER[c.winner]));
     if (ties) g.append(tieMark(cx, cy, size / 2 - 3, ties));
-    if (c.banker_pair) g.append(s("circle", { cx: cx - 6, cy: cy - 6, r: 2.5, fill: COLOURS.banker }));
-    if (c.player_pair) g.append(s("circle", { cx: cx + 6, cy: cy + 6, r: 2.5, fill: COLOURS.player }));
+    if (c.banker_pair) g.append(s("circle", { cx: cx - 7, cy: cy - 7, r: 2.5, fill: COLOURS.banker }));
+    if (c.player_pair) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 2.5, fill: COLOURS.player }));
     svg.append(g);
   });
   if (!cells.length && roads.leading_ties) {
@@ -110,13 +122,13 @@ const MARKS = {
 };
 
 export function drawDerived(name, roads) {
-  const size = 12;
+  const size = DERIVED;
   const cells = roads[name];
-  const svg = grid(columns(cells, 22), roads.rows, size, `${name.replaceAll("_", " ")}, ${plural(cells.length, "mark")}`);
+  const svg = grid(columns(`road-${name}`, cells, size, 22), roads.rows, size, `${name.replaceAll("_", " ")}, ${plural(cells.length, "mark")}`);
   for (const c of cells) {
     const g = s("g", { class: `mark ${c.colour}` });
     g.append(s("title", {}, c.colour));
-    g.append(MARKS[name](c.x * size + size / 2, c.y * size + size / 2, size / 2 - 2.5, c.colour));
+    g.append(MARKS[name](c.x * size + size / 2, c.y * size + size / 2, size / 2 - 3, c.colour));
     svg.append(g);
   }
   show(`road-${name}`, svg, cells, size);
@@ -149,9 +161,9 @@ const OUTCOME_LETTER = { win: "W", lose: "L", tie: "T" };
 /** Baccarat banque: a tableau's bead plate, its outcome against the banker each round
  * (W, L or T; a dot for its natural), placed by station/core/roads.py. */
 export function drawTableauPlate(id, tableau, plate, rows) {
-  const size = 24;
+  const size = BEAD;
   const cells = plate.bead_plate;
-  const svg = grid(columns(cells, 10), rows, size, `${tableau} bead plate, ${plural(cells.length, "round")}`);
+  const svg = grid(columns(id, cells, size, 10), rows, size, `${tableau} bead plate, ${plural(cells.length, "round")}`);
   for (const b of cells) {
     const cx = b.x * size + size / 2;
     const cy = b.y * size + size / 2;
@@ -159,8 +171,8 @@ export function drawTableauPlate(id, tableau, plate, rows) {
     g.append(s("title", {}, `Round ${b.round}: ${tableau} ${b.outcome}, ${b.total} against the banker's ${b.banker_total}`
       + `${b.natural ? ", natural" : ""}${b.banker_natural ? ", banker natural" : ""}`));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: OUTCOME_COLOURS[b.outcome] }));
-    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "bead-letter" }, OUTCOME_LETTER[b.outcome]));
-    if (b.natural) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 3, fill: "#ffb300", class: "natural" }));
+    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, OUTCOME_LETTER[b.outcome]));
+    if (b.natural) g.append(s("circle", { cx: cx + 8, cy: cy + 8, r: 3, fill: "#ffb300", class: "natural" }));
     svg.append(g);
   }
   show(id, svg, cells, size);
@@ -184,6 +196,7 @@ function renderBanque(history, shown) {
       h("span", { class: b.outcome, text: OUTCOME_LETTER[b.outcome] }), h("span", { class: other.outcome, text: OUTCOME_LETTER[other.outcome] }));
   }) : [];
   fill($("recent"), recent);
+  $("recent-label").textContent = "Last results (tableau 1, then tableau 2, against the banker: W wins, L loses, T ties)";
 }
 
 function render({ history }) {
@@ -205,14 +218,24 @@ function render({ history }) {
   const recent = history.roads.bead_plate.slice(-12).map((b) => // this shoe's only
     h("li", { class: `mini ${b.winner}`, title: `Round ${b.round}: ${b.winner}`, text: LETTER[b.winner] }));
   fill($("recent"), recent);
+  $("recent-label").textContent = "Last results";
 }
 
 export function mountRoads(store) {
   store.subscribe(["history"], render);
-  // A road that changes width (a phone turned, the window resized) keeps its newest cell
-  // in view.
+  // A road that changes width (a phone turned, the window resized) is drawn again to
+  // fill its box (once a frame at most), and keeps its newest cell in view.
+  let queued = false;
+  const widths = new Map();
   const resized = new ResizeObserver((entries) => {
-    for (const entry of entries) scrollToNewest(entry.target);
+    const changed = entries.some((e) => widths.get(e.target) !== e.target.clientWidth);
+    for (const entry of entries) widths.set(entry.target, entry.target.clientWidth);
+    if (!changed || queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      render(store.get());
+    });
   });
   for (const box of document.querySelectorAll(".road")) resized.observe(box);
 }

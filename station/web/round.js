@@ -3,7 +3,7 @@
 
 import { face } from "./cards.js";
 import { $, fill, h } from "./dom.js";
-import { cardsWords, handTitle, isBanque, label, total, winnerWords } from "./format.js";
+import { cardsWords, handTitle, isBanque, label, readerRetries, readerWords, total, winnerWords } from "./format.js";
 
 const ROLES = {
   player: ["P1", "P2", "P3"],
@@ -106,17 +106,32 @@ function renderProgress(st) {
   $("p-last").classList.toggle("warn", st.last_round != null);
 }
 
+let readerSince = { detail: null, at: 0 }; // when the station said the detail on show
+let readerTick = null; // redraws the countdown to the reader's next try, every second
+
 /** The reader as it is now (its status comes with every state the station publishes),
- * and whether the table is stopped on a fault it reported. */
+ * and whether the table is stopped on a fault it reported. Connected, it is only that (a
+ * reader's running commentary, such as the demo bot's "betting open for round 6", would
+ * contradict the table); down, why in plain words and a countdown to the next try. */
 function renderReader({ reader, state }) {
   if (!reader) return;
   const el = $("p-reader");
   const fault = state?.suspension?.code === "SCANNER_FAULT";
-  const link = reader.driver === "none" ? "none configured" : reader.connected ? "connected" : "disconnected";
-  const detail = reader.detail && reader.driver !== "none" ? ` (${reader.detail})` : "";
-  el.textContent = `${reader.driver === "none" ? "" : `${reader.driver}: `}${link}${detail}${fault ? " · a fault was reported" : ""}`;
+  if (reader.detail !== readerSince.detail) readerSince = { detail: reader.detail, at: Date.now() };
+  el.textContent = `${readerWords(reader, readerSince.at, Date.now())}${fault ? " · a fault was reported" : ""}`;
+  el.title = reader.detail || "";
   el.dataset.connected = String(Boolean(reader.connected));
   el.classList.toggle("warn", !reader.connected || fault);
+}
+
+function tickReader(store) {
+  const { reader } = store.get();
+  const counting = readerRetries(reader);
+  if (counting && readerTick == null) readerTick = setInterval(() => renderReader(store.get()), 1000);
+  if (!counting && readerTick != null) {
+    clearInterval(readerTick);
+    readerTick = null;
+  }
 }
 
 export function mountRound(store) {
@@ -125,5 +140,8 @@ export function mountRound(store) {
     renderRound(state);
     renderProgress(state);
   });
-  store.subscribe(["reader", "state"], renderReader);
+  store.subscribe(["reader", "state"], (value) => {
+    renderReader(value);
+    tickReader(store);
+  });
 }

@@ -70,10 +70,13 @@ export function mountSession(store, { start, stop }) {
     if (me?.table) document.title = `Table ${me.table}${game ? ` (${game})` : ""} · Baccarat station`;
   }
 
-  function renderConn({ conn: { status, reason } }) {
+  /** The page's link to the station, and whether the table can be dealt through it: a
+   * live page whose card reader is down is not all green ("Live · reader disconnected"). */
+  function renderConn({ conn: { status, reason }, reader }) {
     const el = $("conn");
-    el.className = `conn conn-${status}`;
-    el.textContent = status === "live" ? "Live"
+    const readerDown = status === "live" && reader && reader.driver !== "none" && !reader.connected;
+    el.className = `conn conn-${status}${readerDown ? " conn-warn" : ""}`;
+    el.textContent = status === "live" ? `Live${readerDown ? " · reader disconnected" : ""}`
       : status === "refused" ? `Not allowed to watch: ${reason || "log in"}`
       : `Disconnected: reconnecting…${reason ? ` (${reason})` : ""}`;
     document.body.classList.toggle("offline", status !== "live");
@@ -82,7 +85,7 @@ export function mountSession(store, { start, stop }) {
   $("login").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
   store.subscribe(["me"], renderMe);
-  store.subscribe(["conn"], renderConn);
+  store.subscribe(["conn", "reader"], renderConn);
   store.subscribe(["state", "me"], renderGame);
   return { restore, logout };
 }

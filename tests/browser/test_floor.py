@@ -4,6 +4,7 @@ an offline table, the link to a table's own dashboard, and a gap alert."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,6 +107,8 @@ def test_a_suspended_table_is_highlighted(page: Page, running: RunningFloor) -> 
     three = page.locator(".tcard[data-table='table-3']")
     expect(one).to_have_class("tcard suspended online-now")
     expect(one.locator(".state")).to_have_text("SUSPENDED: the reader could not identify the card")
+    expect(one.locator(".ident")).to_have_text("punto banco")  # its name is its id
+    expect(page.locator("#conn")).to_have_text(re.compile(r"^Live · \d\d:\d\d:\d\d$"))  # 24 h
     expect(page.locator("#suspended")).to_be_visible()
     expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
     expect(page.locator("#suspended-list li")).to_have_text(
@@ -186,8 +189,13 @@ def test_a_banque_table_shows_each_tableaus_outcome(page: Page, banque_floor: Ru
         "title",
         f"Round {last['round']}: tableau 1 {last['outcomes']['tableau1']}, "
         f"tableau 2 {last['outcomes']['tableau2']} "
-        f"(tableau1 {last['totals']['tableau1']}, tableau2 {last['totals']['tableau2']}, "
+        f"(tableau 1 {last['totals']['tableau1']}, tableau 2 {last['totals']['tableau2']}, "
         f"banker {last['totals']['banker']})",
+    )
+    # ... said in words beside the beads, as the dashboard's last results are
+    expect(page.locator(".tcard[data-table='table-1'] .legend")).to_have_text(
+        "Each round: tableau 1's letter, then tableau 2's, against the banker: W wins, "
+        "L loses, T ties."
     )
 
 

@@ -16,6 +16,7 @@ from station.core.words import EXPLANATIONS
 from station.shared.config import TokenEntry
 from station.shared.tokens import new_token, token_hash
 from tests.browser.pit import (
+    BURN,
     ROUND_1,
     action,
     confirm,
@@ -35,15 +36,19 @@ PHONE = {"width": 390, "height": 844}
 
 def test_the_reader_field_follows_the_reader_live(page: Page, tmp_path: Path) -> None:
     """The reader's status comes with every published state: a `fault` shows the reader
-    disconnected at once, and its reconnection notice (no table event) connected again,
-    with no round or shoe changing in between."""
+    disconnected at once (and the header's Live is no longer all green), and its
+    reconnection notice (no table event) connected again, with no round or shoe changing
+    in between. Connected, the field says only that: a reader's own running words stay in
+    its title."""
     config, tokens = make_config(tmp_path, allow_rig=True)
     reader = SwitchReader()
     with serve(config, tokens, reader) as live:
         start_round(live)
         login(page, live, "supervisor")
         field = page.locator("#p-reader")
-        expect(field).to_have_text("switch: connected (reading from the switch)")
+        conn = page.locator("#conn")
+        expect(field).to_have_text("switch: connected")
+        expect(field).to_have_attribute("title", "reading from the switch")
         reader.drop()  # the port died; the reader's fault comes through the rig
         send(live, {"type": "fault", "detail": "reader port lost"})
         expect(page.locator("#banner-reason")).to_have_text(EXPLANATIONS["SCANNER_FAULT"])
@@ -51,13 +56,15 @@ def test_the_reader_field_follows_the_reader_live(page: Page, tmp_path: Path) ->
             "switch: disconnected (lost: the cable was pulled) · a fault was reported"
         )
         expect(field).to_have_class("warn")
+        expect(conn).to_have_text("Live · reader disconnected")
+        expect(conn).to_have_class("conn conn-live conn-warn")
         reader.reconnect()  # a notice row only: the table stays suspended
-        expect(field).to_have_text(
-            "switch: connected (reading from the switch) · a fault was reported"
-        )
+        expect(field).to_have_text("switch: connected · a fault was reported")
+        expect(conn).to_have_text("Live")
+        expect(conn).to_have_class("conn conn-live")
         expect(page.locator("#banner")).to_be_visible()
         confirm(page, action(page, "resume", "#banner"))
-        expect(field).to_have_text("switch: connected (reading from the switch)")
+        expect(field).to_have_text("switch: connected")
         expect(field).not_to_have_class("warn")
 
 
@@ -132,13 +139,14 @@ def test_a_phone_reaches_everything(page: Page, station: Running) -> None:
         ("road-cockroach_pig", "g.mark"),
     ):
         assert newest_cell_in_view(page, road, cell), road
-    # ... and the journal's table, wider than a phone, scrolls inside its panel
+    # ... and the journal fits a phone: each row on two lines, its verdict on the screen
+    # without scrolling sideways
     journal = page.locator("#journal .scroll")
-    assert journal.evaluate("b => b.scrollWidth > b.clientWidth")
-    assert journal.evaluate("""(b) => { b.scrollLeft = b.scrollWidth;
-        const cell = b.querySelector('tbody tr td:last-child').getBoundingClientRect();
+    assert journal.evaluate("b => b.scrollWidth <= b.clientWidth")
+    assert journal.evaluate("""(b) => [...b.querySelectorAll('tbody tr')].every((row) => {
+        const cell = row.querySelector('td.verdict').getBoundingClientRect();
         const box = b.getBoundingClientRect();
-        return cell.left >= box.left - 1 && cell.right <= box.right + 1; }""")
+        return cell.width > 100 && cell.left >= box.left - 1 && cell.right <= box.right + 1; })""")
     # turned to a desktop's width, the roads still show their newest cells
     page.set_viewport_size({"width": 1280, "height": 900})
     page.wait_for_timeout(100)
@@ -178,18 +186,20 @@ def test_the_odds_say_they_are_coming_and_when_they_failed(page: Page, station: 
 
 def test_the_cards_add_up_in_words(page: Page, station: Running) -> None:
     """An unreadable card is out of the shoe but never identified: the progress and the
-    odds say the same numbers, and how they add up."""
+    odds say the same numbers, and how they add up. Once betting is closed the odds are
+    the ones the round was bet at, and the note says so rather than counts that the
+    round's cards would contradict."""
     start_round(station)
     send(station, {"type": "card", "card": "9S"})
     send(station, {"type": "card", "card": None})
     login(page, station, "viewer")
     expect(page.locator("#p-cards")).to_have_text("5 out (1 unreadable), 411 left of 416")
     odds = httpx.get(f"{station.url}/api/odds", headers=station.headers("viewer")).json()
-    assert odds["odds"]["cards_left"] == 413 == 411 + 1 + 1
+    assert odds["odds"]["cards_left"] == 413 == 416 - len(BURN)  # as when betting closed
     expect(page.locator("#odds-note")).to_contain_text(
-        "over the 413 cards not seen: 411 left in the shoe + 1 unreadable (out, never "
-        "identified) + 1 of this round (the odds it was bet at)"
+        "the odds round 1 was bet at, over the 413 cards not seen when betting closed ·"
     )
+    expect(page.locator("#odds-note")).not_to_contain_text("left in the shoe")
     send(station, {"type": "resume", "card": "2D"})
     for card, _ in ROUND_1[2:]:
         send(station, {"type": "card", "card": card})

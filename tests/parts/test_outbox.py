@@ -50,23 +50,39 @@ def row(seq: int) -> Row:
     )
 
 
-def outbox(cfg: StationConfig, posted: list[Pending] | None = None) -> Outbox:
+def outbox(
+    cfg: StationConfig, posted: list[Pending] | None = None, journal: Journal | None = None
+) -> Outbox:
     table = Table(decks=1)
-    return Outbox(cfg, lambda: table, lambda: None, (posted or []).append)
+    return Outbox(cfg, lambda: table, lambda: journal, (posted or []).append)
+
+
+def started(cfg: StationConfig) -> Journal:
+    """The table's journal, begun: what names its events (its identity and epoch)."""
+    journal = Journal(cfg.journal.path)
+    journal.start("t-9", Table(decks=1))
+    return journal
 
 
 def test_a_body_names_the_table_the_row_and_the_paytable_of_a_result(tmp_path: Path) -> None:
-    box = outbox(config(tmp_path, ["round_result"]))
-    body = box.body("round_result", row(44), {"winner": "banker"})
-    assert body["id"] == "t-9:44:round_result" and body["seq"] == 44
+    cfg = config(tmp_path, ["round_result"])
+    with started(cfg) as journal:
+        box = outbox(cfg, journal=journal)
+        body = box.body("round_result", row(44), {"winner": "banker"})
+        epoch = journal.epoch
+    assert body["id"] == f"t-9:{epoch.journal}:{epoch.mark}:44:round_result"
+    assert body["seq"] == 44 and (body["journal"], body["epoch"]) == (epoch.journal, epoch.mark)
     assert body["winner"] == "banker" and body["paytable"] == "traditional"
     assert body["event"] == {"type": "card", "card": "5H"}
 
 
 def test_entries_only_for_events_an_endpoint_wants(tmp_path: Path) -> None:
-    box = outbox(config(tmp_path, ["round_result"]))
-    owed = box.entries([(0, "round_result", {}), (1, "shoe_started", {})], [row(5), row(6)])
-    assert [(seq, event_id) for _key, seq, event_id, _body in owed] == [(5, "t-9:5:round_result")]
+    cfg = config(tmp_path, ["round_result"])
+    with started(cfg) as journal:
+        box = outbox(cfg, journal=journal)
+        owed = box.entries([(0, "round_result", {}), (1, "shoe_started", {})], [row(5), row(6)])
+        named = journal.epoch.event_id("t-9", 5, "round_result")
+    assert [(seq, event_id) for _key, seq, event_id, _body in owed] == [(5, named)]
     assert orjson.loads(owed[0][3])["type"] == "round_result"
 
 

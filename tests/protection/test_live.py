@@ -71,32 +71,41 @@ def test_alerts_are_journaled_told_and_survive_a_restart(tmp_path: Path) -> None
         told: list[dict[str, Any]] = []
         running.station.outbox.webhooks.send = told.append  # type: ignore[method-assign]
         deal(running, events)
-        found = alerts(running, 2)
+        found = alerts(running, 3)
         status = httpx.get(
             f"{running.url}/api/protection", headers=running.headers("viewer")
         ).json()
         assert status["running"] and status["history_shoes"] == 2 and status["k"] == 8
         assert running.station.table.suspension is None  # alerts stop nothing by default
         pace = httpx.get(f"{running.url}/api/pace", headers=running.headers("viewer")).json()
+        epoch = running.station.journal.epoch  # type: ignore[union-attr]
+        prefix = f"t-test:{epoch.journal}:{epoch.mark}"  # every event id's: journal, epoch
         rounds = sum(1 for e in events if e["type"] == "close_bets")
         assert pace["shift"]["rounds"] == rounds and pace["shoe"]["shoe"] == 3
-    # shoe 2 (one riffle of shoe 1) is weak once shoe 3 starts; shoe 3 repeats shoe 2.
-    assert [a["alert"] for a in found] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
+    # Shoe 2 (one riffle of shoe 1) is weak when half of it is out; shoe 3 repeats shoe 2
+    # (from its 8th card) and is weak when half of it is out (a repeat keeps every order).
+    assert [a["alert"] for a in found] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE", "WEAK_SHUFFLE"]
+    assert "about 1 riffle of the previous shoe" in found[0]["message"]
+    assert found[0]["look"] == "half" and found[0]["probability"] < 1e-5
     assert found[1]["start"] == 1 and found[1]["earlier"].startswith("t-test shoe at seq ")
     assert "surveillance" in found[1]["advice"]
     # The webhook, after the notice's commit: its id and seq are the notice's row.
     told = [b for b in told if b["type"] == "protection_alert"]
-    assert [b["code"] for b in told] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
-    assert told[1]["id"] == f"t-test:{found[1]['seq']}:protection_alert"
+    assert [b["code"] for b in told] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE", "WEAK_SHUFFLE"]
+    assert told[1]["id"] == f"{prefix}:{found[1]['seq']}:protection_alert"
     # Like every webhook body: the row it follows (the notice), its source and actor.
     assert (told[1]["source"], told[1]["actor"]) == ("station", "protection")
     assert told[1]["event"]["type"] == "notice" and told[1]["event"]["alert"] == "SHOE_SEQUENCE"
     with serve(config, tokens) as running:  # the same journal and index
         time.sleep(0.5)
         rows = journal_alerts(running)
-        assert [r["event"]["alert"] for r in rows] == ["WEAK_SHUFFLE", "SHOE_SEQUENCE"]
+        assert [r["event"]["alert"] for r in rows] == [
+            "WEAK_SHUFFLE",
+            "SHOE_SEQUENCE",
+            "WEAK_SHUFFLE",
+        ]
         assert all(r["actor"] == "protection" and r["verdict"] is None for r in rows)
-        assert len(alerts(running, 2, timeout=1)) == 2
+        assert len(alerts(running, 3, timeout=1)) == 3
 
 
 def test_suspend_on_suspends_the_table(tmp_path: Path) -> None:
@@ -104,7 +113,8 @@ def test_suspend_on_suspends_the_table(tmp_path: Path) -> None:
     events = list(shoes_events(["uniform", "none"], decks=1))
     with serve(config, tokens) as running:
         deal(running, events[: len(events) // 2 + 30])
-        assert [a["alert"] for a in alerts(running, 1)] == ["SHOE_SEQUENCE"]
+        # The repeat from its 8th card, then (half the shoe out) its weak shuffle.
+        assert [a["alert"] for a in alerts(running, 2)] == ["SHOE_SEQUENCE", "WEAK_SHUFFLE"]
         deadline = time.monotonic() + 5
         while running.station.table.suspension is None and time.monotonic() < deadline:
             time.sleep(0.05)

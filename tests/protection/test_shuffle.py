@@ -1,14 +1,14 @@
-"""Shuffle quality: the exact null mean, the conservative tail, power against riffles."""
+"""Shuffle quality: the models of the simulated shoe, and the check against a single
+riffle and a fair shuffle (the statistic's own tests: test_riffle.py, test_weak_shuffle.py)."""
 
 from __future__ import annotations
 
 import itertools
-import math
 import random
-import statistics
 
 import pytest
 
+from benchmarks.shuffle_kit import dealt_shoe
 from drivers.sim.shoe import (
     VirtualShoe,
     parse_shuffle_model,
@@ -16,42 +16,11 @@ from drivers.sim.shoe import (
     riffle,
     shuffle,
 )
-from station.core.protection.sequence import encode
-from station.core.protection.shuffle import (
-    expected_kept,
-    kept_pairs,
-    poisson_upper_tail,
-    shuffle_score,
-)
+from drivers.sim.shuffles import deal
+from station.core.protection.sequence import CARD_INDEX
+from station.core.protection.shuffle import DealtShoe, shuffle_score
 
 CUT = 16
-
-
-def dealt(order: list[str]) -> bytes:
-    return encode(order[: len(order) - CUT])
-
-
-def test_poisson_tail_matches_the_direct_sum() -> None:
-    for count, mean in ((0, 2.0), (1, 0.5), (5, 0.57), (81, 55.6), (300, 55.6)):
-        terms = (math.exp(-mean + i * math.log(mean) - math.lgamma(i + 1)) for i in range(count))
-        direct = 1.0 - math.fsum(terms)
-        got = poisson_upper_tail(count, mean)
-        if direct > 1e-12:
-            assert got == pytest.approx(direct, rel=1e-9)
-        else:
-            assert 0.0 < got < 1e-12
-
-
-@pytest.mark.parametrize("decks", [1, 8])
-def test_the_null_mean_is_exact_and_the_spread_below_poisson(decks: int) -> None:
-    rng = random.Random(2)
-    previous = dealt(VirtualShoe(decks, rng).order)
-    size = 52 * decks - CUT
-    kept = [kept_pairs(previous, dealt(VirtualShoe(decks, rng).order)) for _ in range(1500)]
-    mean = expected_kept(previous, size, decks)
-    error = math.sqrt(mean / len(kept))
-    assert abs(statistics.fmean(kept) - mean) < 4 * error
-    assert statistics.pvariance(kept) < mean * 1.1  # Poisson's spread is conservative
 
 
 def test_a_single_riffle_is_always_caught_and_a_fair_shuffle_is_not() -> None:
@@ -59,16 +28,26 @@ def test_a_single_riffle_is_always_caught_and_a_fair_shuffle_is_not() -> None:
     previous = VirtualShoe(8, rng).order
     weak = fair = 0
     for _ in range(100):
+        dealt, _ = deal(previous, 8, CUT)
+        seen = dealt_shoe(dealt)
         new = shuffle(previous, "riffle:1", rng)
-        weak += shuffle_score(dealt(previous), dealt(new), 8).probability < 1e-5  # type: ignore[union-attr]
+        shoe = [CARD_INDEX[c] for c in new[: len(new) - CUT]]
+        weak += shuffle_score(seen, shoe, 8, "half").probability < 1e-5  # type: ignore[union-attr]
         uniform = shuffle(previous, "uniform", rng)
-        fair += shuffle_score(dealt(previous), dealt(uniform), 8).probability < 1e-5  # type: ignore[union-attr]
+        shoe = [CARD_INDEX[c] for c in uniform[: len(uniform) - CUT]]
+        fair += any(
+            shuffle_score(seen, shoe, 8, look).probability < 1e-5  # type: ignore[union-attr]
+            for look in ("half", "end")
+        )
         previous = uniform
     assert weak == 100 and fair == 0
 
 
 def test_too_few_cards_say_nothing() -> None:
-    assert shuffle_score(bytes(range(19)), bytes(range(40)), 1) is None
+    short = DealtShoe()
+    for card in range(19):
+        short.add(card, 1, "P1")
+    assert shuffle_score(short, list(range(40)), 1) is None
 
 
 def test_shuffle_models_keep_the_cards_and_the_default_shoe() -> None:

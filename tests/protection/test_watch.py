@@ -50,7 +50,8 @@ def test_a_riffled_then_repeated_shoe() -> None:
     # shoe 2 was one riffle of shoe 1; shoe 3 repeats shoe 2 (and is, of course, weak).
     assert codes == [WEAK_SHUFFLE, SHOE_SEQUENCE, WEAK_SHUFFLE]
     weak, repeat, _ = alerts
-    assert weak.details["probability"] < 1e-5 and weak.details["kept"] > weak.details["expected"]
+    assert weak.details["probability"] < 1e-5 and weak.details["riffles"] == 1
+    assert "about 1 riffle of the previous shoe" in weak.message
     assert repeat.details["start"] == 1 and repeat.details["earlier_start"] == 1
     assert repeat.details["earlier"].startswith("T1 shoe at seq ")
     assert "call surveillance" in repeat.as_dict()["advice"]

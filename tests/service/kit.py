@@ -91,7 +91,7 @@ def serve(
             log_level="warning",
             lifespan="on",
             **(
-                uvicorn_options(config.api.trusted_proxies)
+                uvicorn_options(config.api, config.api.trusted_proxies)
                 if server_options is None
                 else server_options
             ),

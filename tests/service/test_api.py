@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from station.api.auth import HIGHER_ROLE
+from station.api.auth import HIGHER_ROLE, MISSING, NOT_VALID
 from station.core.table import Table
 from station.live.journal import Journal
 from tests.readerkit import SwitchReader
@@ -242,10 +242,13 @@ def test_websocket_backfills_after(live: Running) -> None:
 
 
 def test_websocket_needs_a_token(live: Running) -> None:
-    with pytest.raises(InvalidStatus), connect(live.ws_url) as ws:
-        ws.recv(2)
-    with pytest.raises(InvalidStatus), connect(f"{live.ws_url}?token=bad") as ws:
-        ws.recv(2)
+    """Refused as the README says: accepted, then closed with 1008 and the reason (which
+    a page's script can read; an HTTP status of the handshake it cannot)."""
+    for url, reason in ((live.ws_url, MISSING), (f"{live.ws_url}?token=bad", NOT_VALID)):
+        with connect(url) as ws, pytest.raises(ConnectionClosed) as closed:
+            ws.recv(2)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, reason)
 
 
 def test_503_until_ready(tmp_path: Path) -> None:

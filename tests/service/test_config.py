@@ -14,6 +14,7 @@ from station.cli import main
 from station.live.config import (
     ApiConfig,
     ConfigError,
+    DisplayConfig,
     FloorConfig,
     JournalConfig,
     SignalsConfig,
@@ -323,6 +324,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "protection": ProtectionConfig,
     "log": LogConfig,
     "floor": FloorConfig,
+    "display": DisplayConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

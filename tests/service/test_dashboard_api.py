@@ -68,7 +68,7 @@ def test_whoami_and_explanations(live: Running) -> None:
     assert r.status_code == 401
     words = get(live, "/api/explanations", None).json()
     assert words["errors"] == EXPLANATIONS and words["event_roles"] == EVENT_ROLES
-    assert words["roles"] == ["viewer", "dealer", "supervisor", "rig"]
+    assert words["roles"] == ["display", "viewer", "dealer", "supervisor", "rig"]
     events = words["events"]  # the page's buttons take their words from here
     assert events["void"]["confirm"].startswith("Void the round in progress?")
     assert events["void"]["done"] == "void round" and events["void"]["reader"] is False
@@ -133,9 +133,20 @@ def test_export_is_the_journal_export(live: Running) -> None:
         for row in rows
         if row["event"]["type"] != "notice"
     ]
+    # the first line also says the table the journal is the record of, as the CLI's does
+    table = {
+        "id": "t-test",
+        "game": "punto_banco",
+        "decks": 8,
+        "gated": True,
+        "cut_policy": "one_more",
+        "burn": "reveal",
+    }
+    expected[0]["journal"]["table"] = table
     assert ours == expected
     later = get(live, f"/api/export?after={rows[-2]['seq']}").content.splitlines()
     assert len(later) == 1 and orjson.loads(later[0])["verdict"]["error"] == "UNREADABLE_CARD"
+    assert orjson.loads(later[0])["journal"]["table"] == table
     assert get(live, "/api/export", None).status_code == 401
 
 
@@ -186,7 +197,7 @@ def test_history_and_odds_are_a_replay_of_the_export_at_the_same_seq(live: Runni
     """Published by the writer, not read back: still exactly what `station replay` of the
     journal's export up to the same row gives, through faults, voids and a new shoe."""
     events = [
-        {k: v for k, v in e.items() if k not in ("expect", "fault")}
+        {k: v for k, v in e.items() if k not in ("actor", "expect", "fault")}  # the API's own
         for e in simulate(7, shoes=1, faults={"all": 0.05}, rounds=14)
     ]
     events += [

@@ -161,6 +161,14 @@ def post(live: Running, event: dict[str, Any], role: str = "rig") -> dict[str, A
     return verdict
 
 
+def id_prefix(live: Running) -> str:
+    """What every event id of this station begins with: its table, its journal and the
+    journal's epoch (the row's seq and the event's type follow)."""
+    journal = live.station.journal
+    assert journal is not None
+    return f"t-test:{journal.epoch.journal}:{journal.epoch.mark}"
+
+
 def journal(live: Running) -> dict[int, dict[str, Any]]:
     rows = httpx.get(f"{live.url}/api/journal", headers=live.headers("viewer")).json()["events"]
     return {r["seq"]: r for r in rows}
@@ -197,6 +205,7 @@ def test_every_event_reaches_the_game_server_signed_after_its_row(tmp_path: Path
             wait_for(lambda: len(accepted) == 9 and len(raw.events) == 9, "9 events")
             wait_for(lambda: len(rounds_only.events) == 3, "the rounds")
             rows = journal(live)
+            prefix = id_prefix(live)
     expected = [
         ("shoe_started", shoe),
         ("round_result", result),
@@ -217,7 +226,7 @@ def test_every_event_reaches_the_game_server_signed_after_its_row(tmp_path: Path
         assert not VERIFY.verify(delivery.body, header, all_secret)  # per-endpoint secrets
         assert delivery.headers["X-Station-Event"] == event["type"]
         assert delivery.headers["X-Station-Delivery"] == event["id"]
-        assert event["id"] == f"t-test:{event['seq']}:{event['type']}"
+        assert event["id"] == f"{prefix}:{event['seq']}:{event['type']}"
         row = rows[event["seq"]]  # the row it follows is in the journal, as sent
         assert (event["event"], event["ts"], event["actor"]) == (
             row["event"],
@@ -320,11 +329,12 @@ def test_a_dead_game_server_neither_delays_verdicts_nor_the_stop(
             for e in BURN + ROUND_1:
                 post(live, e)
             assert time.monotonic() - began < 2.0
+            prefix = id_prefix(live)
             stopping = time.monotonic()
         stopped = time.monotonic()
     # The stop waited its grace (2 s) for the game server, not the 100 attempts' backoff.
     assert stopped - stopping < STOP_GRACE + 2.0
-    assert f"2 event(s) not sent at stop, from t-test:{shoe['seq']}:shoe_started" in caplog.text
+    assert f"2 event(s) not sent at stop, from {prefix}:{shoe['seq']}:shoe_started" in caplog.text
     assert "ConnectError" in caplog.text and secret.decode() not in caplog.text
 
 
@@ -363,9 +373,10 @@ def test_a_tampered_body_or_an_old_signature_is_refused(
                     "the give-up notice",
                 )
             rows = journal(live)
+            prefix = id_prefix(live)
     assert [e["type"] for e in accepted] == ["shoe_started"]
     gave_up = [r for r in rows.values() if r["event"].get("message") == "webhook gave up"]
-    assert gave_up[0]["event"]["notice_id"] == f"t-test:{fault['seq']}:suspended"
+    assert gave_up[0]["event"]["notice_id"] == f"{prefix}:{fault['seq']}:suspended"
     assert gave_up[0]["event"]["error"] == "HTTP 400"
     # The secret is in no journal row and no log line.
     assert secret.decode() not in orjson.dumps(list(rows.values())).decode()
@@ -541,10 +552,11 @@ def test_events_a_stop_left_unsent_go_at_the_next_start_and_only_then(
             post(live, e)
         result_seq = live.station.snapshot.seq
         end = post(live, {"type": "end_shoe"}, "supervisor")
+        prefix = id_prefix(live)
         ids = [
-            f"t-test:{shoe['seq']}:shoe_started",
-            f"t-test:{result_seq}:round_result",
-            f"t-test:{end['seq']}:shoe_finished",
+            f"{prefix}:{shoe['seq']}:shoe_started",
+            f"{prefix}:{result_seq}:round_result",
+            f"{prefix}:{end['seq']}:shoe_finished",
         ]
         assert owed(config.journal.path) == ids  # committed with their rows
     assert owed(config.journal.path) == ids
@@ -588,6 +600,6 @@ def test_delivered_events_leave_the_outbox_with_the_next_commit(tmp_path: Path) 
         with serve(config, tokens) as live:
             shoe = post(live, {"type": "shoe"}, "dealer")
             wait_for(lambda: len(game_server.events) == 1, "shoe_started")
-            assert owed(config.journal.path) == [f"t-test:{shoe['seq']}:shoe_started"]
+            assert owed(config.journal.path) == [f"{id_prefix(live)}:{shoe['seq']}:shoe_started"]
             post(live, BURN[0])  # no disk write of its own: it goes with this commit
             assert owed(config.journal.path) == []

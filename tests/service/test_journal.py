@@ -148,8 +148,9 @@ def test_deleted_last_row_is_detected_by_the_head_anchor(tmp_path: Path) -> None
 def test_reordered_rows_are_detected(tmp_path: Path) -> None:
     write(tmp_path / "j.db")[0].close()
     db = sqlite3.connect(tmp_path / "j.db")
-    a = db.execute("SELECT * FROM journal WHERE seq = 7").fetchone()
-    b = db.execute("SELECT * FROM journal WHERE seq = 8").fetchone()
+    columns = "seq, ts, source, actor, kind, event, verdict, prev_hash, hash"
+    a = db.execute(f"SELECT {columns} FROM journal WHERE seq = 7").fetchone()
+    b = db.execute(f"SELECT {columns} FROM journal WHERE seq = 8").fetchone()
     for seq, row in ((7, b), (8, a)):
         db.execute(
             "UPDATE journal SET ts=?, source=?, actor=?, kind=?, event=?, verdict=?, "

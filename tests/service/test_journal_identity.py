@@ -80,6 +80,7 @@ def test_a_journal_of_station_0_1_is_migrated_with_a_notice(tmp_path: Path) -> N
         journal.append([notice("station", "station", "hello")])
     db = sqlite3.connect(path)
     db.execute("DROP TABLE outbox")  # 0.1.0 had the journal table only
+    db.execute("ALTER TABLE journal DROP COLUMN signature")  # and no signatures
     db.execute("PRAGMA application_id = 0")
     db.execute("PRAGMA user_version = 0")
     db.commit()
@@ -107,6 +108,7 @@ def test_a_journal_of_schema_1_gains_the_webhook_outbox(tmp_path: Path) -> None:
         journal.start("t-1", Table())
     db = sqlite3.connect(path)
     db.execute("DROP TABLE outbox")  # as schema 1 made it
+    db.execute("ALTER TABLE journal DROP COLUMN signature")
     db.execute("PRAGMA user_version = 1")
     db.commit()
     db.close()

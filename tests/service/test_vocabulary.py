@@ -187,9 +187,9 @@ def test_an_event_is_journaled_as_sent_extra_keys_included(live: Running) -> Non
         "type": "fault",
         "detail": "cable",
         "raw": "ff00",
-        "ts": "12:00",
+        "when": "12:00",
         "nested": {"frames": [1, 2]},
-        "actor": "somebody",
+        "by": "somebody",
     }
     answer = live.post(sent, "rig").json()
     rows = httpx.get(

@@ -1,10 +1,12 @@
-"""Game protection (issue 15): pre-arranged or repeated shoes, weak shuffles.
+"""Game protection (issues 15 and 28): pre-arranged or repeated shoes, weak shuffles.
 
 Pure statistics and bookkeeping over the card order of the journal (burns included):
-`sequence` finds runs in the order of an earlier shoe or of a new deck, `shuffle`
-scores how well a shoe was shuffled from the previous one's discards, `watch` turns
-committed events and verdicts into alerts. The live station (`station.live.protection.monitor`)
-and `station protect` drive `Protector`; neither decides anything the rules core does.
+`sequence` finds runs in the order of an earlier shoe or of a new deck; `riffle` scores
+how much of the previous shoe's order a shoe kept (how many riffles it is of the
+discards), `riffle_null` is that score's fair-shuffle distribution (simulated) and
+`shuffle` decides from them; `watch` turns committed events and verdicts into alerts.
+The live station (`station.live.protection.monitor`) and `station protect` drive
+`Protector`; neither decides anything the rules core does.
 """
 
 from station.core.protection.sequence import (
@@ -16,7 +18,12 @@ from station.core.protection.sequence import (
     SequenceWatch,
     run_length,
 )
-from station.core.protection.shuffle import DEFAULT_THRESHOLD, ShuffleScore, shuffle_score
+from station.core.protection.shuffle import (
+    DEFAULT_THRESHOLD,
+    DealtShoe,
+    ShuffleScore,
+    shuffle_score,
+)
 from station.core.protection.watch import (
     ALERT_CODES,
     SHOE_SEQUENCE,
@@ -33,6 +40,7 @@ __all__ = [
     "SHOE_SEQUENCE",
     "WEAK_SHUFFLE",
     "Alert",
+    "DealtShoe",
     "History",
     "MemoryHistory",
     "Protector",

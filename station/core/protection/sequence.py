@@ -18,6 +18,7 @@ SQLite, `station.shared.protection_index`; `MemoryHistory` here serves files and
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -202,22 +203,28 @@ class SequenceMatch:
     earlier_shoe: int | None
     earlier_start: int | None
     k: int
+    #: The other earlier shoes (or NEW_DECK_ORDER) the same card completed a run of: one
+    #: alert names them all (issue 27: a shoe repeated twice raised two alerts for one row).
+    others: tuple[str, ...] = ()
 
     def message(self) -> str:
         where = f"card {self.start + 1} of this shoe"
+        also = f", and of {', '.join(self.others)}" if self.others else ""
         if self.earlier_shoe is None:
-            return f"{self.k} cards in new deck order from {where}: the shoe was not shuffled"
+            return f"{self.k} cards in new deck order{also} from {where}: the shoe was not shuffled"
         return (
             f"{self.k} cards in the order of {self.earlier} (its card "
-            f"{(self.earlier_start or 0) + 1}) from {where}: a repeated or pre-arranged shoe"
+            f"{(self.earlier_start or 0) + 1}){also} from {where}: a repeated or pre-arranged "
+            "shoe"
         )
 
 
 class SequenceWatch:
-    """One shoe being dealt: `card()` each card in order; it returns the matches whose
-    run just reached `k` cards. One match per earlier shoe (and one for new deck order)
-    per shoe: the first run says what there is to say. `exclude` is this very shoe when
-    the history already holds it (a journal checked a second time)."""
+    """One shoe being dealt: `card()` each card in order; it returns the match whose run
+    just reached `k` cards, naming every earlier shoe (and new deck order) whose run that
+    card completed. Each earlier shoe (and new deck order) is reported once per shoe: the
+    first run says what there is to say. `exclude` is this very shoe when the history
+    already holds it (a journal checked a second time)."""
 
     __slots__ = ("_alerted", "_cards", "_history", "_live", "_packed", "k")
 
@@ -242,7 +249,7 @@ class SequenceWatch:
         return bytes(self._cards)
 
     def card(self, index: int) -> list[SequenceMatch]:
-        """The next card (its `ALL_CARDS` index) out of the shoe."""
+        """The next card (its `ALL_CARDS` index) out of the shoe: no match, or one."""
         cards = self._cards
         cards.append(index)
         i = len(cards) - 1
@@ -282,6 +289,9 @@ class SequenceWatch:
         if i + 1 >= k and None not in self._alerted and tuple(cards[i + 1 - k :]) in self._packed:
             self._alerted.add(None)
             found.append(SequenceMatch(i + 1 - k, k, NEW_DECK_ORDER, None, None, k))
+        if len(found) > 1:  # one card, one alert: the first match names the others
+            named, *rest = found
+            return [dataclasses.replace(named, others=tuple(m.earlier for m in rest))]
         return found
 
     def _match(self, shoe: int, first: int, earlier_first: int) -> SequenceMatch:

@@ -1,112 +1,207 @@
-"""Shuffle quality: how many neighbouring cards of the previous shoe stayed neighbours
-(issue 15, part 2).
+"""Shuffle quality: how many riffles the new shoe is of the previous shoe's discards
+(issue 15, part 2; the statistic of issue 28).
 
-The discards a shoe is shuffled from are the previous shoe's cards in the order they
-were dealt. A weak shuffle (one riffle, a few strip or box cuts) keeps many of their
-neighbouring pairs together, in the same order. The statistic `kept` counts the places
-`j` of the new shoe whose pair (card j, card j+1) is a pair of neighbours somewhere in
-the previous shoe (as kinds of card: with several decks a pair names card faces, not
-physical cards).
+The station knows the previous shoe as its cards came out (burns, refused cards and
+cards named by a supervisor included; those behind the cut card never), each with its
+round and hand (`DealtShoe`). `riffle.scores` gives, for every way the discards may have
+been gathered, both ways up, and every number of riffles 1..6, a score Z that a fair
+shuffle keeps near N(0, 1). The check's score is the largest of them; how unusual it is
+for a fair shuffle comes from `riffle_null`, the distribution of that largest score
+over simulated fair shoes (`benchmarks/calibrate_shuffle.py`, at least 10^5 shoes for 6
+and 8 decks; docs/protection.md has the derivation).
 
-Under a fair (uniform) shuffle every place of the new shoe holds the same pair
-distribution, so the expectation is exact: (m - 1) * sum over the previous shoe's
-distinct pairs (x, y) of P(x then y) = D^2 / (N (N - 1)), or D (D - 1) / (N (N - 1))
-when x = y, for N = 52 D cards and m cards of the new shoe seen. `kept` is a sum of
-many weakly dependent rare events whose variance is *below* its mean (sampling without
-replacement; docs/protection.md shows the simulation), so the Poisson upper tail with
-that mean is a conservative probability: a fair shoe is reported weak less often than
-the threshold says.
+The new shoe is looked at twice: when half its cards are out (`HALF`; four riffles are
+plain by then) and at its end. Each look may spend its share (`WEIGHTS`) of the false
+alarm threshold, so a shoe's `probability` is the look's tail probability divided by its
+share: a fair shoe is called weak, at either look, less often than the threshold.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: Below this many cards in either shoe the test says nothing (a shoe ended at once).
-MIN_CARDS = 20
+import numpy as np
+
+from station.core.protection.riffle import (
+    GATHERINGS,
+    RIFFLES,
+    Discards,
+    excess_by_card,
+    hand_code,
+    scores,
+    strongest_part,
+)
+from station.core.protection.riffle_null import END_CARDS, QUANTILES, TAIL
+
 #: Default threshold: a shoe whose `probability` is below this is a WEAK_SHUFFLE.
 DEFAULT_THRESHOLD = 1e-5
+#: The first look: when this share of the shoe's cards is out. The second is its end.
+HALF = 0.5
+#: Each look's share of the false-alarm threshold (they add up to 1).
+WEIGHTS = {"half": 1 / 3, "end": 2 / 3}
+#: The least share of the shoe's cards the new shoe must have out at its end, and the
+#: previous shoe must be known by, for a check (a shoe ended at once says nothing).
+MIN_SHARE = 0.5
+#: The kernels the decision takes its largest score over: a riffle at least (the "cut
+#: only" kernel counts rare exact gaps, whose tail is heavier; a cut shows under one riffle
+#: as plainly, and names itself in `riffles` when it is the better fit).
+DECIDING = tuple(i for i, k in enumerate(RIFFLES) if k >= 1)
+
+
+class DealtShoe:
+    """A shoe's cards as they came out, each with its round (0 before round 1) and hand
+    (`riffle.hand_code`), in the station's own order."""
+
+    __slots__ = ("_round", "cards", "hands", "rounds")
+
+    def __init__(self) -> None:
+        self.cards: list[int] = []
+        self.rounds: list[int] = []
+        self.hands: list[int] = []
+        self._round = 0
+
+    def add(self, card: int, round_: object, role: object) -> None:
+        """A card (its `ALL_CARDS` index) and the verdict's round and role; a card with no
+        round (refused after its round) goes with the round before it."""
+        if isinstance(round_, int) and not isinstance(round_, bool):
+            self._round = round_
+        self.cards.append(card)
+        self.rounds.append(self._round)
+        self.hands.append(hand_code(role))
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def discards(self) -> Discards:
+        return Discards.of(self.cards, self.rounds, self.hands)
 
 
 @dataclass(frozen=True, slots=True)
 class ShuffleScore:
-    """The shuffle of one shoe against the previous one's dealt order."""
+    """One look at a shoe against the previous shoe's discards."""
 
+    look: str  # "half" or "end"
     cards: int  # cards of this shoe compared
-    kept: int  # its neighbouring pairs that were neighbours in the previous shoe
-    expected: float  # the mean of `kept` under a uniform shuffle (exact)
-    spread: float  # sqrt(expected): the Poisson spread, above the true one
-    score: float  # (kept - expected) / spread
-    probability: float  # P(kept or more | uniform), conservative (Poisson upper tail)
+    previous: int  # cards of the previous shoe known
+    score: float  # the largest Z over gatherings, ways up and riffles 1..6
+    riffles: int  # the best fit: about this many riffles (0: cut, not riffled)
+    gathering: str  # the way of gathering the discards that fits best
+    turned: bool  # whether the discards fit best turned over
+    probability: float  # the chance a fair shuffle scores this high at this look / its share
+    first: int = 0  # the cards of this shoe (1-based) where the previous order shows most
+    last: int = 0  # (0, 0: not looked for, `located`)
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> dict[str, object]:
         return {
+            "look": self.look,
             "cards": self.cards,
-            "kept": self.kept,
-            "expected": round(self.expected, 3),
-            "spread": round(self.spread, 3),
+            "previous_cards": self.previous,
             "score": round(self.score, 2),
+            "riffles": self.riffles,
+            "gathering": self.gathering,
+            "turned_over": self.turned,
             "probability": float(f"{self.probability:.3g}"),
+            "part": [self.first, self.last],
         }
 
-
-def neighbour_pairs(cards: Sequence[int]) -> set[int]:
-    """The ordered pairs of neighbouring kinds of card in a shoe, as x * 52 + y."""
-    return {cards[i] * 52 + cards[i + 1] for i in range(len(cards) - 1)}
-
-
-def expected_kept(previous: Sequence[int], cards: int, decks: int) -> float:
-    """The exact mean of `kept` for `cards` cards of a uniformly shuffled shoe of `decks`
-    decks against the previous shoe's dealt order."""
-    size = 52 * decks
-    same = different = 0
-    for pair in neighbour_pairs(previous):
-        if pair // 52 == pair % 52:
-            same += 1
+    def message(self) -> str:
+        if self.riffles == 0:
+            what = "the previous shoe cut but not riffled"
         else:
-            different += 1
-    one_place = (different * decks * decks + same * decks * (decks - 1)) / (size * (size - 1))
-    return max(cards - 1, 0) * one_place
+            plural = "s" if self.riffles > 1 else ""
+            what = f"about {self.riffles} riffle{plural} of the previous shoe"
+        pile = f"its discards gathered {self.gathering}" + (", turned over" if self.turned else "")
+        return (
+            f"this shoe is {what} ({pile}), most plainly in its cards {self.first}-{self.last} "
+            f"of {self.cards} seen; a fair shuffle looks like this with probability "
+            f"{self.probability:.2g}"
+        )
 
 
-def kept_pairs(previous: Sequence[int], current: Sequence[int]) -> int:
-    """How many neighbouring pairs of `current` were neighbours in `previous`."""
-    pairs = neighbour_pairs(previous)
-    return sum(1 for i in range(len(current) - 1) if current[i] * 52 + current[i + 1] in pairs)
+def half_look(decks: int) -> int:
+    """How many cards of a shoe are out at the first look."""
+    return int(52 * decks * HALF)
 
 
-def poisson_upper_tail(count: int, mean: float) -> float:
-    """P(X >= count) for X ~ Poisson(mean), summed from `count` up in log space (no
-    cancellation, so probabilities of 1e-40 come out right)."""
-    if count <= 0:
+def survival(decks: int, look: str, score: float) -> float:
+    """P(the largest score of a fair shoe's look >= score), from `riffle_null`: the
+    simulated distribution where it has points, the fitted exponential tail above
+    them. A deck count without its own table takes the nearest one calibrated."""
+    known = sorted(QUANTILES)
+    nearest = min(known, key=lambda d: (abs(d - decks), -d))
+    points = QUANTILES[nearest][look]
+    top, at_top, scale = TAIL[nearest][look]
+    if score >= top:
+        return at_top * math.exp(-(score - top) / scale)
+    if score <= points[0][0]:
         return 1.0
-    if mean <= 0.0:
-        return 0.0
-    log_term = -mean + count * math.log(mean) - math.lgamma(count + 1)
-    total = 0.0
-    i = count
-    while True:
-        term = math.exp(log_term)
-        total += term
-        i += 1
-        if i > mean and term <= total * 1e-17:
-            break
-        log_term += math.log(mean) - math.log(i)
-    return min(total, 1.0)
+    for (low, p_low), (high, p_high) in itertools.pairwise(points):
+        if score <= high:
+            share = (score - low) / (high - low) if high > low else 1.0
+            return math.exp(math.log(p_low) + share * (math.log(p_high) - math.log(p_low)))
+    return at_top  # between the last point and the tail's start (they meet)
+
+
+def look_probability(decks: int, look: str, score: float, seen: int) -> float:
+    """The shoe's probability at a look: its tail probability over its share. The end
+    of a shoe shorter than the calibrated end takes the larger of the two tables."""
+    tail = survival(decks, look, score)
+    if look == "end" and seen < END_CARDS.get(decks, 52 * decks):
+        tail = max(tail, survival(decks, "half", score))
+    return min(1.0, tail / WEIGHTS[look])
 
 
 def shuffle_score(
-    previous: Sequence[int], current: Sequence[int], decks: int
+    previous: DealtShoe, shoe: Sequence[int], decks: int, look: str = "end"
 ) -> ShuffleScore | None:
-    """The score of `current` (card indices as dealt) shuffled from `previous`; None when
-    either has fewer than MIN_CARDS cards."""
-    if len(previous) < MIN_CARDS or len(current) < MIN_CARDS:
-        return None
-    kept = kept_pairs(previous, current)
-    mean = expected_kept(previous, len(current), decks)
-    spread = math.sqrt(mean) if mean > 0 else 1.0
-    return ShuffleScore(
-        len(current), kept, mean, spread, (kept - mean) / spread, poisson_upper_tail(kept, mean)
+    """The look `look` ("half": the first `half_look` cards; "end": all of `shoe`) at
+    `shoe` (card indices as they came out) against `previous`; None when either has too
+    few cards (MIN_SHARE). Where in the shoe it shows is `located`'s to say."""
+    return shuffle_scores(previous, shoe, decks, (look,)).get(look)
+
+
+def shuffle_scores(
+    previous: DealtShoe, shoe: Sequence[int], decks: int, looks: Sequence[str] = ("half", "end")
+) -> dict[str, ShuffleScore]:
+    """`shuffle_score` at each of `looks` that has the cards for it, in one pass."""
+    size = 52 * decks
+    if len(previous) < MIN_SHARE * size:
+        return {}
+    seen = {look: half_look(decks) if look == "half" else min(len(shoe), size) for look in looks}
+    seen = {look: n for look, n in seen.items() if MIN_SHARE * size <= n <= len(shoe)}
+    if not seen:
+        return {}
+    places = sorted(set(seen.values()))
+    z_all = scores(previous.discards(), shoe, decks, places)
+    found = {}
+    for look, n in seen.items():
+        z = z_all[places.index(n)]
+        score = float(z[:, :, DECIDING].max())
+        gathering, direction, kernel = (int(i) for i in np.unravel_index(int(z.argmax()), z.shape))
+        found[look] = ShuffleScore(
+            look,
+            n,
+            len(previous),
+            score,
+            RIFFLES[kernel],
+            GATHERINGS[gathering],
+            direction != 0,
+            look_probability(decks, look, score, n),
+        )
+    return found
+
+
+def located(
+    found: ShuffleScore, previous: DealtShoe, shoe: Sequence[int], decks: int
+) -> ShuffleScore:
+    """`found` with the run of cards of `shoe` where the previous order shows most (the
+    run whose cards add most to the best fit's score beyond what a fair shuffle adds)."""
+    fit = (GATHERINGS.index(found.gathering), int(found.turned), found.riffles)
+    first, last = strongest_part(
+        *excess_by_card(previous.discards(), shoe, decks, found.cards, fit)
     )
+    return dataclasses.replace(found, first=first + 1, last=last + 1)

@@ -2,10 +2,12 @@
 
 The card order of a shoe is every `card` row with a card code, in journal order, burns
 included (a card the table refused still came out of the shoe), and the card a
-supervisor's `resume` names for an unreadable one. A shoe starts with an accepted `shoe`
-event and is finished by an accepted `end_shoe` or the next accepted `shoe` (a shoe the
-cut card ended waits for it). Finished shoes go into the history; each one is scored
-against the one before it.
+supervisor's `resume` names for an unreadable one, each with the round and role its
+verdict gave it. A shoe starts with an accepted `shoe` event and is finished by an
+accepted `end_shoe` or the next accepted `shoe` (a shoe the cut card ended waits for
+it). Finished shoes go into the history. Each shoe's shuffle is checked against the
+previous shoe's discards twice: when half its cards are out, and when it is finished (if
+the first look said nothing); a shoe raises at most one WEAK_SHUFFLE.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from station.core.protection.sequence import (
     History,
     SequenceWatch,
 )
-from station.core.protection.shuffle import DEFAULT_THRESHOLD, shuffle_score
+from station.core.protection.shuffle import (
+    DEFAULT_THRESHOLD,
+    DealtShoe,
+    half_look,
+    located,
+    shuffle_score,
+)
 
 SHOE_SEQUENCE = "SHOE_SEQUENCE"
 WEAK_SHUFFLE = "WEAK_SHUFFLE"
@@ -83,7 +91,9 @@ class Protector:
         self.watch: SequenceWatch | None = None
         self.shoe_seq: int | None = None  # seq of the current shoe's `shoe` row
         self.shoe_ts: str | None = None
-        self.previous: bytes | None = None  # the last finished shoe's card order
+        self.dealt: DealtShoe | None = None  # the current shoe's cards, rounds and hands
+        self.previous: DealtShoe | None = None  # the last finished shoe's
+        self.weak_said = False  # this shoe raised its WEAK_SHUFFLE already
         self.shoes_seen = 0
 
     def row(
@@ -98,7 +108,7 @@ class Protector:
             return []
         kind = event.get("type")
         if kind == "card" or (kind == "resume" and event.get("card") is not None):
-            return self._card(event.get("card"), seq)
+            return self._card(event.get("card"), verdict, seq)
         if not verdict.get("ok"):
             return []
         if kind == "shoe":
@@ -106,18 +116,19 @@ class Protector:
             self.shoe_seq, self.shoe_ts = seq, ts
             itself = self.history.find(self._source())
             self.watch = SequenceWatch(self.history, self.decks, self.budget, exclude=itself)
+            self.dealt, self.weak_said = DealtShoe(), False
             self.shoes_seen += 1
             return alerts
         if kind == "end_shoe":
             return self.finish(seq)
         return []
 
-    def _card(self, text: object, seq: int | None) -> list[Alert]:
+    def _card(self, text: object, verdict: Mapping[str, Any], seq: int | None) -> list[Alert]:
         code = parse_card(text)
-        if code is None or self.watch is None:
+        if code is None or self.watch is None or self.dealt is None:
             return []
-        matches = self.watch.card(CARD_INDEX[code])
-        return [
+        index = CARD_INDEX[code]
+        alerts = [
             Alert(
                 SHOE_SEQUENCE,
                 m.message(),
@@ -128,33 +139,45 @@ class Protector:
                     "start": m.start + 1,
                     "earlier_start": None if m.earlier_start is None else m.earlier_start + 1,
                     "k": m.k,
+                    **({"others": list(m.others)} if m.others else {}),
                 },
             )
-            for m in matches
+            for m in self.watch.card(index)
+        ]
+        self.dealt.add(index, verdict.get("round"), verdict.get("role"))
+        if len(self.dealt) == half_look(self.decks):
+            alerts += self._shuffle("half", seq)
+        return alerts
+
+    def _shuffle(self, look: str, seq: int | None) -> list[Alert]:
+        """The WEAK_SHUFFLE check of the current shoe at `look`, once a shoe."""
+        previous, dealt = self.previous, self.dealt
+        if self.weak_said or previous is None or dealt is None:
+            return []
+        score = shuffle_score(previous, dealt.cards, self.decks, look)
+        if score is None or score.probability >= self.weak_threshold:
+            return []
+        self.weak_said = True
+        score = located(score, previous, dealt.cards, self.decks)
+        return [
+            Alert(
+                WEAK_SHUFFLE,
+                score.message(),
+                self.shoe_seq,
+                seq,
+                {**score.as_dict(), "threshold": self.weak_threshold},
+            )
         ]
 
     def finish(self, seq: int | None) -> list[Alert]:
-        """The current shoe is over: score its shuffle, then put it into the history."""
+        """The current shoe is over: look at its shuffle at its end (unless the first look
+        said it was weak), then put it into the history."""
         watch, self.watch = self.watch, None
         if watch is None:
             return []
+        alerts = self._shuffle("end", seq)
+        self.previous, self.dealt = self.dealt, None
         cards = watch.cards
-        alerts: list[Alert] = []
-        previous, self.previous = self.previous, cards
-        if previous is not None:
-            score = shuffle_score(previous, cards, self.decks)
-            if score is not None and score.probability < self.weak_threshold:
-                alerts.append(
-                    Alert(
-                        WEAK_SHUFFLE,
-                        f"{score.kept} neighbouring pairs of the previous shoe stayed together "
-                        f"where a fair shuffle keeps {score.expected:.1f} +- {score.spread:.1f} "
-                        f"(probability {score.probability:.2g})",
-                        self.shoe_seq,
-                        seq,
-                        {**score.as_dict(), "threshold": self.weak_threshold},
-                    )
-                )
         if len(cards) >= GRAM:
             started = f" started {self.shoe_ts}" if self.shoe_ts else ""
             label = f"{self.table} shoe at seq {self.shoe_seq}{started}"

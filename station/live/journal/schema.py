@@ -25,9 +25,14 @@ CREATE TABLE journal (
     event TEXT NOT NULL,
     verdict TEXT,
     prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    signature TEXT
 )
 """
+#: Schema 3: each row's Ed25519 signature of its hash (`station.shared.signing`), null in an
+#: unsigned journal and in the rows of an older one. Not covered by the hash, so the chain
+#: and every hash written before stay as they were.
+SIGNATURE = "ALTER TABLE journal ADD COLUMN signature TEXT"
 #: The game server's webhook events owed: written in the same transaction as the row that
 #: caused them, deleted once delivered (or given up, which is journaled). Not part of the
 #: record (no hash): the station's outbox, so that a stop or a crash loses no event; the
@@ -48,12 +53,18 @@ OutboxEntry = tuple[str, int, str, bytes]
 #: given as `[journal] path` is refused instead of taken over.
 APPLICATION_ID = 0x42414343
 #: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
 #: 0 is a journal of station 0.1.0: the same table, before files were stamped; 1 had no
-#: outbox.
-MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,)}
+#: outbox; 2 no signatures.
+MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,), 2: (SIGNATURE,)}
+#: The columns of a journal of station 0.1.0 (schema 0), which is adopted as one.
 COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
+#: How a row is written (schema 3).
+INSERT = (
+    "INSERT INTO journal (seq, ts, source, actor, kind, event, verdict, prev_hash, hash, "
+    "signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 @contextlib.contextmanager

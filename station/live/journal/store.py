@@ -5,7 +5,10 @@ Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append
 so a verdict that was published (answered, broadcast, posted) can never be lost, even by
 a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
 writer commits. After each commit the writer rewrites the head anchor (`<path>.head`: the
-last seq and hash) that `verify` checks the chain reaches.
+last seq and hash) that `verify` checks the chain reaches. A station with a key signs
+every row it appends (one Ed25519 signature of the row's hash, which binds every row
+before it, so whoever holds the public key checks each row on its own; `keys` says which
+key may continue the journal).
 
 When the journal cannot be written (disk full, read-only, an I/O error, the file deleted
 or replaced under the station: `check_file`), `append` raises `JournalUnavailable` with a
@@ -26,14 +29,15 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from station.core.table import Table
-from station.live.journal import disk, reading
+from station.live.journal import disk, keys, reading
+from station.live.journal.epoch import RESTORED, Epoch, epoch_of
 from station.live.journal.errors import (
     UNAVAILABLE_TAIL,
     JournalError,
     JournalUnavailable,
     JournalUnopenable,
 )
-from station.live.journal.schema import SCHEMA_VERSION, OutboxEntry, adopt, transaction
+from station.live.journal.schema import INSERT, SCHEMA_VERSION, OutboxEntry, adopt, transaction
 from station.live.journal.table import (
     Replayed,
     replay,
@@ -42,6 +46,8 @@ from station.live.journal.table import (
     table_settings,
 )
 from station.live.journal.verify import VerifyReport, verify_journal
+from station.shared.keychain import Endorsement
+from station.shared.keychain import named as name_of
 from station.shared.rows import (
     CREATED,
     GENESIS,
@@ -52,6 +58,7 @@ from station.shared.rows import (
     notice,
     row_hash,
 )
+from station.shared.signing import PublicKey, SigningKey
 
 log = logging.getLogger("station.live.journal")
 
@@ -92,6 +99,9 @@ class Journal:
         self.last_seq: int = last[0] if last else 0
         self.last_hash: str = last[1] if last else GENESIS
         self._head_fd: int | None = None
+        #: The station's key, once `start` took it: every row appended is signed with it.
+        self._key: SigningKey | None = None
+        self._epoch: Epoch | None = None
         st = os.stat(self.path)
         #: The file written to (device, inode): a journal deleted or replaced under the
         #: station is noticed before the next commit (`check_file`).
@@ -118,11 +128,20 @@ class Journal:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self, table_id: str, table: Table) -> None:
+    def start(
+        self,
+        table_id: str,
+        table: Table,
+        key: SigningKey | None = None,
+        endorsements: Sequence[Endorsement] = (),
+        rotations: Path | None = None,
+    ) -> None:
         """Become the journal's one writer (an exclusive lock on the head anchor, so a
         second station on the same file stops at once), then write the `journal created`
-        row if the journal is new, else check that the table settings are the ones the
-        journal was written with."""
+        row if the journal is new (naming `key`, if any), else check that the table
+        settings are the ones the journal was written with and that `key` may continue it
+        (`keys.handover`: what it journals first; `endorsements`, read from `rotations`, lead
+        from the journal's key to a rotated one). From here every row is signed with `key`."""
         self._open_head()
         assert self._head_fd is not None
         try:
@@ -135,8 +154,11 @@ class Journal:
         settings = table_settings(table_id, table)
         first = self.settings()
         if first is None:
-            self.append([notice("station", "station", CREATED, table=settings)])
-        elif (game := settings_of(first)["game"]) != settings["game"]:
+            self._key = key
+            named = {} if key is None else {"signing_key": name_of(key.public)}
+            self.append([notice("station", "station", CREATED, table=settings, **named)])
+            return
+        if (game := settings_of(first)["game"]) != settings["game"]:
             raise JournalError(
                 f"the journal {self.path} is the record of a {game} table, but the config "
                 f"says [table] game = {settings['game']!r}: a journal holds one game, so "
@@ -149,6 +171,8 @@ class Journal:
                 f"{settings}: use the same [table] settings, or a new [journal] path for a "
                 "new table"
             )
+        first_rows = keys.handover(keys.in_force(self._db), key, endorsements, self.path, rotations)
+        self._key = key
         if self.migrated_from is not None:
             migrated = notice(
                 "station",
@@ -157,7 +181,24 @@ class Journal:
                 from_schema=self.migrated_from,
                 to_schema=SCHEMA_VERSION,
             )
-            self.append([migrated])
+            first_rows.append(migrated)
+        if first_rows:
+            self.append(first_rows)
+
+    @property
+    def signed_by(self) -> PublicKey | None:
+        """The public key of the rows this station appends (None: it writes unsigned)."""
+        return None if self._key is None else self._key.public
+
+    @property
+    def epoch(self) -> Epoch:
+        """The journal's identity and epoch, which every id the station hands out carries
+        (`epoch`); JournalError for a journal with no row yet (not started)."""
+        if self._epoch is None:
+            self._epoch = epoch_of(self._db)
+            if self._epoch is None:
+                raise JournalError(f"{self.path} has no row yet: start it first")
+        return self._epoch
 
     # -- writing -------------------------------------------------------------------------
 
@@ -172,6 +213,7 @@ class Journal:
         those delivered since the last commit (`settled`: (endpoint, id) pairs)."""
         rows: list[Row] = []
         seq, prev = self.last_seq, self.last_hash
+        key = self._key
         params = []
         for p in pending:
             seq += 1
@@ -180,14 +222,21 @@ class Journal:
             text = dumps(event) if p.text is None else p.text
             verdict_text = None if verdict is None else dumps(verdict)
             h = row_hash(seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev)
-            params.append((seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev, h))
-            rows.append(Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h))
+            signature = None if key is None else key.sign_row(h)
+            params.append(
+                (seq, p.ts, p.source, p.actor, p.kind, text, verdict_text, prev, h, signature)
+            )
+            rows.append(
+                Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h, signature)
+            )
             prev = h
+            if event.get("message") == RESTORED:  # a new epoch: read it again when asked
+                self._epoch = None
         if not params:
             return rows
         self.check_file()
         with self._committing() as db:
-            db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+            db.executemany(INSERT, params)
             if outbox is not None:
                 db.executemany(OWE, outbox(rows))
             if settled:
@@ -365,7 +414,8 @@ class Journal:
         row count."""
         return reading.backup(self._db, self.head_path, dest)
 
-    def verify(self) -> VerifyReport:
+    def verify(self, trusted: PublicKey | None = None) -> VerifyReport:
         """Check the chain, the head anchor and that the core's replay agrees with every
-        stored verdict. Never raises for a bad journal: the report lists the problems."""
-        return verify_journal(self._db, self.path, self.head_path)
+        stored verdict, and with a `trusted` key every signature (`keychain.check`). Never
+        raises for a bad journal: the report lists the problems."""
+        return verify_journal(self._db, self.path, self.head_path, trusted)

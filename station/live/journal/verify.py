@@ -1,10 +1,15 @@
-"""Verifying a journal: its hash chain, its head anchor, and every verdict against the core.
+"""Verifying a journal: its hash chain, its head anchor, every verdict against the core,
+and, given a key the verifier trusts, every signature.
 
 Each row's hash covers its own fields and the previous row's hash, so an edited, deleted
 or reordered row breaks the chain. A deleted *last* row leaves a valid chain, so the
 writer also keeps a head anchor file beside the database (`<path>.head`: the last seq and
 hash, which may lag the database but never lead it); the chain must reach it. Then the
 core replays the table from the recorded settings and must decide every stored verdict.
+
+The chain has no key: whoever can write the file can edit a row and compute every later
+hash and the anchor again, and the chain still holds. Only the signatures tell (`keys`):
+rewritten rows do not verify with the station's public key (`station.shared.keychain`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from typing import Any
 from station.live.journal import reading
 from station.live.journal.errors import JournalError
 from station.live.journal.table import replay, settings_in, settings_of, table_of
+from station.shared import keychain
 from station.shared.rows import GENESIS, row_hash
+from station.shared.signing import PublicKey
 
 
 @dataclass(slots=True)
@@ -29,26 +36,37 @@ class VerifyReport:
     last_seq: int = 0
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Rows that carry a signature (checked or not).
+    signed_rows: int = 0
+    #: The signatures against a trusted key (None: not checked, no key was given).
+    signatures: keychain.SignatureReport | None = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def verify_journal(db: sqlite3.Connection, path: Path, head_path: Path) -> VerifyReport:
+def verify_journal(
+    db: sqlite3.Connection, path: Path, head_path: Path, trusted: PublicKey | None = None
+) -> VerifyReport:
     """Check the chain of the journal at `path` (open on `db`), its head anchor
-    (`head_path`) and that the core's replay agrees with every stored verdict. Never raises
-    for a bad journal: the report lists the problems."""
+    (`head_path`), that the core's replay agrees with every stored verdict and, with a
+    `trusted` key, every signature. Never raises for a bad journal: the report lists the
+    problems."""
     report = VerifyReport()
     prev, expected_seq = GENESIS, 1
-    sql = "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash FROM journal"
+    sql = (
+        "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash, signature "
+        "FROM journal"
+    )
     try:
         raw_rows = db.execute(sql + " ORDER BY rowid").fetchall()
     except sqlite3.Error as exc:
         report.problems.append(f"cannot read the journal: {exc}")
         return report
-    for seq, ts, source, actor, kind, event, verdict, prev_hash, h in raw_rows:
+    for seq, ts, source, actor, kind, event, verdict, prev_hash, h, signature in raw_rows:
         report.rows += 1
+        report.signed_rows += signature is not None
         if seq != expected_seq:
             report.problems.append(
                 f"row {seq}: expected row {expected_seq} here (a row was deleted or the "
@@ -67,6 +85,12 @@ def verify_journal(db: sqlite3.Connection, path: Path, head_path: Path) -> Verif
         prev, expected_seq = h, seq + 1
     report.last_seq = raw_rows[-1][0] if raw_rows else 0
     _verify_head(report, raw_rows, head_path)
+    if trusted is not None:
+        report.signatures = keychain.check(
+            ((r[0], r[4], r[5], r[8], r[9]) for r in raw_rows), trusted
+        )
+        if report.signatures.problem is not None:
+            report.problems.append(report.signatures.problem)
     if not report.problems:
         _verify_verdicts(report, db, path)
     return report

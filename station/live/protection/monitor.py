@@ -223,9 +223,8 @@ class ProtectionMonitor:
         log.warning("protection alert %s (row %d): %s", alert.code, row.seq, alert.message)
         self._remember(row.event, row.seq, row.ts)
         table_id = self.table_id
-        station.send_webhook(
+        station.send_webhook(  # the id (the journal's epoch and the row) is named there
             {
-                "id": f"{table_id}:{row.seq}:protection_alert",
                 "type": "protection_alert",
                 "table": table_id,
                 "seq": row.seq,

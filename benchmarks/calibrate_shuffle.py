@@ -1,0 +1,206 @@
+"""Recompute `station/core/protection/riffle_null.py`: the fair-shuffle distribution of the
+weak-shuffle check's score (issue 28), by simulation.
+
+    python -m benchmarks.calibrate_shuffle        # 10^5 shoes for 6 and 8 decks, 2*10^4 else
+    python -m benchmarks.calibrate_shuffle --shoes 2000 --decks 8 --out /tmp/null.py
+
+For each deck count: fair shoes, each dealt by the rules through the core table (punto
+banco, the cut card 16 cards from the bottom), its discards gathered and shuffled
+uniformly into the next shoe, dealt the same way; the check's two looks (half the shoe,
+its end) give the largest score of each. The file holds, per deck count and look, the
+score at survival levels down to 1e-3 and above that an exponential tail fitted to the
+scores beyond the 1e-3 point, its scale raised to its 95 % upper confidence bound (a
+tail of sums like these falls faster than exponentially, so the tail is conservative).
+docs/protection.md explains the derivation; `make bench` (bench_shuffle) checks the
+false alarms on shoes this run never saw.
+
+Slow on purpose: about 25 ms a shoe at 8 decks; `--jobs` runs that many processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.shuffle_kit import CUT, shoe_pair
+from station.core.protection.riffle import scores
+from station.core.protection.shuffle import DECIDING, DealtShoe, half_look
+
+OUT = Path(__file__).resolve().parent.parent / "station/core/protection/riffle_null.py"
+#: The survival levels the file gives points at (the tail starts at the last one).
+LEVELS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+#: The fewest scores beyond the tail's start the scale is fitted from.
+TAIL_POINTS = 50
+#: The seed of shoe i of deck count d is SEED + 1000003 * d + i: runs are reproducible.
+SEED = 28
+
+
+def fair_pair(decks: int, rng: random.Random) -> tuple[DealtShoe, list[int]]:
+    """A fair shoe dealt, and the next one, shuffled fairly from its discards, as the
+    station sees them."""
+    return shoe_pair(decks, "uniform", "dealt", rng, CUT)
+
+
+def largest(z: np.ndarray) -> np.ndarray:
+    """The check's score at each look: the largest Z over gatherings, ways up and the
+    deciding kernels."""
+    return z[:, :, :, DECIDING].reshape(len(z), -1).max(axis=1)
+
+
+def fair_scores(task: tuple[int, int, int]) -> tuple[np.ndarray, int]:
+    """Scores (half, end) of shoes `first`..`first + count - 1` of `decks` decks, and the
+    fewest cards any of them had out at its end."""
+    decks, first, count = task
+    out = np.empty((count, 2))
+    fewest = 52 * decks
+    for i in range(count):
+        rng = random.Random(SEED + 1000003 * decks + first + i)
+        previous, shoe = fair_pair(decks, rng)
+        out[i] = largest(scores(previous.discards(), shoe, decks, [half_look(decks), len(shoe)]))
+        fewest = min(fewest, len(shoe))
+    return out, fewest
+
+
+def simulate(decks: int, shoes: int, jobs: int) -> tuple[np.ndarray, int]:
+    chunk = 500
+    tasks = [(decks, i, min(chunk, shoes - i)) for i in range(0, shoes, chunk)]
+    parts: list[tuple[np.ndarray, int]] = []
+    started = time.perf_counter()
+    with multiprocessing.Pool(jobs) as pool:
+        for part in pool.imap(fair_scores, tasks):
+            parts.append(part)
+            done = sum(len(p[0]) for p in parts)
+            if len(parts) % 20 == 0:
+                elapsed = time.perf_counter() - started
+                print(f"  {decks} decks: {done:,} of {shoes:,} ({elapsed:.0f} s)", flush=True)
+    return np.concatenate([p[0] for p in parts]), min(p[1] for p in parts)
+
+
+def chi2_lower(dof: int, tail: float = 0.05) -> float:
+    """The `tail` quantile of chi-squared with `dof` degrees of freedom (Wilson-Hilferty;
+    within 1 % for dof >= 50), for the scale's upper confidence bound."""
+    z = {0.05: -1.6449, 0.025: -1.96}[tail]
+    return float(dof * (1 - 2 / (9 * dof) + z * math.sqrt(2 / (9 * dof))) ** 3)
+
+
+def table(look_scores: np.ndarray) -> tuple[list[tuple[float, float]], tuple[float, float, float]]:
+    """The points (score, survival) and the tail (start, survival there, scale)."""
+    shoes = len(look_scores)
+    ranked = np.sort(look_scores)[::-1]  # largest first
+    start_rank = max(int(LEVELS[-1] * shoes), TAIL_POINTS)
+    points = [
+        (float(ranked[int(level * shoes) - 1]), int(level * shoes) / shoes)
+        for level in LEVELS
+        if int(level * shoes) > start_rank
+    ]
+    points.append((float(ranked[start_rank - 1]), start_rank / shoes))
+    start, at_start = points[-1]
+    beyond = ranked[ranked > start] - start
+    scale = float(2 * len(beyond) * beyond.mean() / chi2_lower(2 * len(beyond)))
+    return points, (start, at_start, scale)
+
+
+def write(path: Path, results: dict[int, dict[str, object]]) -> None:
+    lines = [
+        '"""The fair-shuffle distribution of the weak-shuffle check\'s score (issue 28).',
+        "",
+        "Generated by `python -m benchmarks.calibrate_shuffle` (the derivation is in",
+        "docs/protection.md); do not edit by hand. Per deck count: SHOES simulated fair shoes;",
+        "per look (`half`, `end`), QUANTILES are (score, share of fair shoes scoring at least",
+        "that) rising, and TAIL is (start, share there, scale): above `start` the share is",
+        "`share * exp(-(score - start) / scale)`. END_CARDS is the fewest cards a simulated",
+        'shoe had out at its end (the end look of a shorter shoe also reads the half table)."""',
+        "",
+        "from __future__ import annotations",
+        "",
+    ]
+    shoes = {d: r["shoes"] for d, r in results.items()}
+    end_cards = {d: r["end_cards"] for d, r in results.items()}
+    quantiles = {d: r["quantiles"] for d, r in results.items()}
+    tails = {d: r["tail"] for d, r in results.items()}
+    lines.append(f"SHOES: dict[int, int] = {shoes!r}")
+    lines.append(f"END_CARDS: dict[int, int] = {end_cards!r}")
+    lines.append("QUANTILES: dict[int, dict[str, tuple[tuple[float, float], ...]]] = {")
+    for d, looks in quantiles.items():
+        lines.append(f"    {d}: {{")
+        for look, points in looks.items():  # type: ignore[attr-defined]
+            lines.append(f'        "{look}": (')
+            lines.extend(f"            ({s:.4f}, {p:.3g})," for s, p in points)
+            lines.append("        ),")
+        lines.append("    },")
+    lines.append("}")
+    lines.append("TAIL: dict[int, dict[str, tuple[float, float, float]]] = {")
+    for d, looks in tails.items():
+        lines.append(f"    {d}: {{")
+        lines.extend(
+            f'        "{look}": ({s:.4f}, {p:.3g}, {c:.4f}),'
+            for look, (s, p, c) in looks.items()  # type: ignore[attr-defined]
+        )
+        lines.append("    },")
+    lines.append("}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shoes", type=int, default=100_000, help="fair shoes per deck count")
+    parser.add_argument(
+        "--decks",
+        default="1,2,3,4,5,6,7,8",
+        help="deck counts, comma-separated (default 1 to 8)",
+    )
+    parser.add_argument(
+        "--small-shoes",
+        type=int,
+        default=20_000,
+        help="fair shoes for the deck counts other than 6 and 8 (default 20,000)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"the file (default {OUT})")
+    parser.add_argument(
+        "--scores",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep each deck count's scores in DIR/scores-<decks>.npz, and read them from "
+        "there instead of simulating when they are there (default: neither)",
+    )
+    args = parser.parse_args()
+    results: dict[int, dict[str, object]] = {}
+    for decks in sorted({int(d) for d in args.decks.split(",")}, reverse=True):
+        shoes = args.shoes if decks in (6, 8) else min(args.shoes, args.small_shoes)
+        started = time.perf_counter()
+        kept = None if args.scores is None else args.scores / f"scores-{decks}.npz"
+        if kept is not None and kept.exists():
+            with np.load(kept) as saved:
+                found, end_cards = saved["scores"], int(saved["end_cards"])
+            shoes = len(found)
+        else:
+            found, end_cards = simulate(decks, shoes, args.jobs)
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(kept, scores=found, end_cards=end_cards)
+        half, end = table(found[:, 0]), table(found[:, 1])
+        results[decks] = {
+            "shoes": shoes,
+            "end_cards": end_cards,
+            "quantiles": {"half": half[0], "end": end[0]},
+            "tail": {"half": half[1], "end": end[1]},
+        }
+        print(
+            f"{decks} decks: {shoes:,} fair shoes in {time.perf_counter() - started:.0f} s; "
+            f"largest score {found.max():.2f}; tail from {end[1][0]:.2f} (scale {end[1][2]:.3f})",
+            flush=True,
+        )
+    write(args.out, results)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
