@@ -74,5 +74,6 @@ screenshots: install
 .PHONY: floor-demo
 # A whole floor on 127.0.0.1: a broker (the pinned nats-server wheel), four demo stations
 # (the sim driver, as `make run`) and the floor service; prints the addresses and tokens.
+# `make floor-demo CLUSTER=3`: a JetStream cluster of three brokers instead of one.
 floor-demo: install
-	$(PY) scripts/floor_demo.py
+	$(PY) scripts/floor_demo.py $(if $(CLUSTER),--cluster $(CLUSTER))

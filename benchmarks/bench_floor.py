@@ -89,7 +89,7 @@ def worker(first: int, count: int, url: str, password: str, folder: str) -> None
     """Tables first..first+count-1: their journals, and their publishers on one event loop
     in a thread. Commands on stdin: `rate R` (rows a second per table; 0 stops),
     `burst N` (N rows per table at once), `quit`; each answered `ok` on stdout."""
-    logging.getLogger("station.live.publisher").setLevel(logging.ERROR)  # 300 tables' lines
+    logging.getLogger("station.live.floor").setLevel(logging.ERROR)  # 300 tables' lines
     os.environ["BENCH_FLOOR_PASSWORD"] = password
     config = FloorConfig(url=url, site=SITE, user=ADMIN_USER, password="env:BENCH_FLOOR_PASSWORD")
     journals: list[Journal] = []
@@ -124,7 +124,10 @@ def worker(first: int, count: int, url: str, password: str, folder: str) -> None
             wait = due[k] - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            journals[k].append([_row(n)])
+            with lock:  # `rate 0` answered: not one row more
+                if rate <= 0:
+                    continue
+                journals[k].append([_row(n)])
             publishers[k].committed()
             n += 1
             due[k] += 1 / r
@@ -330,7 +333,7 @@ def _ms(values: list[float], q: float) -> float:
     return ordered[max(int(len(ordered) * q) - 1, 0)] * 1000
 
 
-def _send(workers: list[subprocess.Popen[str]], command: str) -> list[list[int]]:
+def send(workers: list[subprocess.Popen[str]], command: str) -> list[list[int]]:
     """Send `command` to every worker; their answers' numbers."""
     for w in workers:
         assert w.stdin is not None
@@ -345,10 +348,10 @@ def _send(workers: list[subprocess.Popen[str]], command: str) -> list[list[int]]
     return answers
 
 
-def _stats(workers: list[subprocess.Popen[str]]) -> tuple[int, int, int, float]:
+def stats(workers: list[subprocess.Popen[str]]) -> tuple[int, int, int, float]:
     """Rows committed, rows published, tables that fell back to one row at a time, and
     the workers' CPU seconds (journals and publishers)."""
-    answers = _send(workers, "stats")
+    answers = send(workers, "stats")
     committed, published, one_by_one, cpu_ms = (sum(a[i] for a in answers) for i in range(4))
     return committed, published, one_by_one, cpu_ms / 1000
 
@@ -441,7 +444,7 @@ def broker_alone(tmp: Path) -> None:
     )
 
 
-def _spawn(*args: str) -> subprocess.Popen[str]:
+def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "benchmarks.bench_floor", *args],
         stdin=subprocess.PIPE,
@@ -451,47 +454,47 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _report(service: subprocess.Popen[str]) -> list[int]:
+def report(service: subprocess.Popen[str]) -> list[int]:
     """The floor service's figures (see `floor_service`)."""
-    return _send([service], "report")[0]
+    return send([service], "report")[0]
 
 
 def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -> int:
     """The two rates and the drain; returns the rows the stream holds at the end."""
     consumer = Consumer(broker.url, password)
     consumer.start()
-    service = _spawn("service", broker.url, password, str(archive))
+    service = spawn("service", broker.url, password, str(archive))
     assert service.stdout is not None
     assert service.stdout.readline().split() == ["ok"], "the floor service did not start"
     per = TABLES // WORKERS
     workers = [
-        _spawn("worker", str(w * per), str(per), broker.url, password, str(journals))
+        spawn("worker", str(w * per), str(per), broker.url, password, str(journals))
         for w in range(WORKERS)
     ]
     try:
         wait_until(lambda: stream_messages(broker, password) >= TABLES, 60)  # created rows
         pid = broker.process.pid if broker.process else 0
         for rate in RATES:
-            _send(workers, f"rate {rate}")
+            send(workers, f"rate {rate}")
             time.sleep(WARMUP_SECONDS)
             consumer.latencies.clear()
             consumer.recording = True
-            _send([service], "record")
-            committed0, _, _, worker_cpu0 = _stats(workers)
-            archived0, service_cpu0 = _report(service)[0], cpu_seconds(service.pid)
+            send([service], "record")
+            committed0, _, _, worker_cpu0 = stats(workers)
+            archived0, service_cpu0 = report(service)[0], cpu_seconds(service.pid)
             cpu0, t0, rss, behind = cpu_seconds(pid), time.monotonic(), 0.0, 0
             while time.monotonic() - t0 < PHASE_SECONDS:
                 time.sleep(0.5)
                 rss = max(rss, rss_mib(pid))
-                committed, published, _, _ = _stats(workers)
+                committed, published, _, _ = stats(workers)
                 behind = max(behind, committed - published)
             elapsed = time.monotonic() - t0
             cpu = (cpu_seconds(pid) - cpu0) / elapsed
             service_cpu = (cpu_seconds(service.pid) - service_cpu0) / elapsed
             consumer.recording = False
             lat = consumer.latencies
-            committed, published, one_by_one, worker_cpu = _stats(workers)
-            fig = _report(service)
+            committed, published, one_by_one, worker_cpu = stats(workers)
+            fig = report(service)
             archived, timed, p50, p99, worst, commits, c50, c99, service_kib = (
                 fig[0],
                 fig[1],
@@ -521,17 +524,17 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
                 + (f"; {one_by_one} tables fell back to one row at a time" if one_by_one else ""),
                 flush=True,
             )
-        _send(workers, "rate 0")
-        committed = _stats(workers)[0]
-        caught_up = wait_until(lambda: _report(service)[0] >= committed, DRAIN_LIMIT)
+        send(workers, "rate 0")
+        committed = stats(workers)[0]
+        caught_up = wait_until(lambda: report(service)[0] >= committed, DRAIN_LIMIT)
         print(f"(the archive caught up {caught_up:.1f} s after the tables stopped)", flush=True)
         held = stream_messages(broker, password)
         broker.kill()
-        _send(workers, f"burst {BACKLOG_PER_TABLE}")  # 30,000 rows wait in the journals
+        send(workers, f"burst {BACKLOG_PER_TABLE}")  # 30,000 rows wait in the journals
         backlog = TABLES * BACKLOG_PER_TABLE
-        worker_cpu0 = _stats(workers)[3]
+        worker_cpu0 = stats(workers)[3]
         service_cpu0 = cpu_seconds(service.pid)
-        _send([service], "record")
+        send([service], "record")
         started = time.monotonic()
         broker.start()
         back = time.monotonic()
@@ -540,10 +543,10 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
             lambda: stream_messages(broker, password) >= held + backlog, DRAIN_LIMIT
         )
         in_archive = in_stream + wait_until(
-            lambda: _report(service)[0] >= committed + backlog, DRAIN_LIMIT
+            lambda: report(service)[0] >= committed + backlog, DRAIN_LIMIT
         )
-        worker_cpu, broker_cpu = _stats(workers)[3], cpu_seconds(pid)
-        fig = _report(service)
+        worker_cpu, broker_cpu = stats(workers)[3], cpu_seconds(pid)
+        fig = report(service)
         print(
             f"backlog of {backlog:,} rows after a broker outage: in the stream {in_stream:.1f} s "
             f"after the broker is back ({backlog / in_stream:,.0f} rows/s), in the floor "
@@ -559,7 +562,7 @@ def floor_phases(broker: Broker, password: str, journals: Path, archive: Path) -
         for w in [*workers, service]:
             if w.poll() is None:
                 with contextlib.suppress(AssertionError, BrokenPipeError):
-                    _send([w], "quit")
+                    send([w], "quit")
                 w.wait(10)
         consumer.stop()
     return total

@@ -41,6 +41,8 @@ SHOES = int(os.environ.get("BENCH_PROTECTION_SHOES", "1000000"))
 CACHE = Path(os.environ.get("STATION_BENCH_CACHE", "/tmp/station-bench"))
 #: Which parts to run (comma-separated: repeats, index; default both).
 PARTS = os.environ.get("BENCH_PROTECTION_PARTS", "repeats,index").split(",")
+
+
 def dealt(order: list[str]) -> bytes:
     return encode(order[: len(order) - CUT])
 

@@ -141,7 +141,7 @@ def power_curve() -> None:
             caught, half, named = [], [], []
             for _ in RIFFLES:
                 looks, said, _ = next(results)
-                caught.append(f"{(looks['half'] + looks['end']) / TRIALS:6.1%}")
+                caught.append(f"{(looks['half'] + looks['end']) / TRIALS:6.0%}")
                 half.append(f"{looks['half'] / TRIALS:6.0%}")
                 named.append(f"{statistics.median(said):6.0f}" if len(said) >= 5 else "     -")
             print(f"    {gathering:<20}" + "".join(f"{c:>6}" for c in caught))

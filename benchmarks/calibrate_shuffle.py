@@ -124,8 +124,10 @@ def write(path: Path, results: dict[int, dict[str, object]]) -> None:
     end_cards = {d: r["end_cards"] for d, r in results.items()}
     quantiles = {d: r["quantiles"] for d, r in results.items()}
     tails = {d: r["tail"] for d, r in results.items()}
-    lines.append(f"SHOES: dict[int, int] = {shoes!r}")
-    lines.append(f"END_CARDS: dict[int, int] = {end_cards!r}")
+    for name, values in (("SHOES", shoes), ("END_CARDS", end_cards)):
+        lines.append(f"{name}: dict[int, int] = {{")
+        lines.extend(f"    {d}: {v}," for d, v in values.items())
+        lines.append("}")
     lines.append("QUANTILES: dict[int, dict[str, tuple[tuple[float, float], ...]]] = {")
     for d, looks in quantiles.items():
         lines.append(f"    {d}: {{")

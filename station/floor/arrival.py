@@ -34,6 +34,8 @@ class FloorRow:
     verdict: str | None
     prev_hash: str
     hash: str
+    #: The station's signature of `hash` (None: an unsigned journal's row).
+    signature: str | None = None
 
     def hash_ok(self) -> bool:
         """Whether the row's hash matches its contents (the station's own `row_hash`)."""
@@ -62,6 +64,7 @@ class FloorRow:
             verdict,
             self.prev_hash,
             self.hash,
+            self.signature,
         )
 
 
@@ -101,6 +104,7 @@ def parse_row(body: bytes, table: str | None = None) -> FloorRow:
         verdict=verdict_text,
         prev_hash=message.prev_hash,
         hash=message.hash,
+        signature=message.signature,
     )
 
 

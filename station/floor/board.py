@@ -18,6 +18,13 @@ The board lives in the service's event loop: the consumer hands it each commit's
 after the commit (`committed`), the heartbeat subscription each heartbeat, and the API
 reads `tables()`. A table is offline once `offline_after` seconds pass without a
 heartbeat (15 s by default; the clock is injectable for tests).
+
+One table, one line: when two stations claim a table, the second one's publisher is
+refused (the stream holds the first one's rows), but both send heartbeats. The line
+takes only the heartbeats of the station whose journal the floor holds: a heartbeat whose
+publisher says `refused`, or that names an archived row by another hash (while its
+publisher has not yet checked its journal against the stream), is not the table's; it is
+counted on the table's conflict alert instead (`Refused`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from station.floor.arrival import FloorRow
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import Decision
 from station.floor.tip import Tip
+from station.floor.witness import Witness
 from station.shared.messages import Alert as StationAlert
 from station.shared.messages import Heartbeat
 from station.shared.rows import CREATED
@@ -55,6 +63,13 @@ JOURNAL_TEXT = 1000
 JOURNAL_UNWRITABLE = "JOURNAL_UNWRITABLE"
 #: What a station said on its alert subject, kept per table (the latest).
 STATION_ALERTS_KEPT = 5
+#: The code of a station's alert when two journals claim its table (the publisher's).
+CONFLICT = "conflict"
+#: The publisher's state once it has found its journal's last row in the stream: its
+#: journal is the one the stream (and so the archive) follows.
+PUBLISHING = "publishing"
+#: The publisher's state when the stream holds another journal's rows of its table.
+REFUSED = "refused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +79,16 @@ class Beat:
     received: float
     heartbeat: Heartbeat
     dashboard: str | None
+
+
+@dataclass(slots=True)
+class Refused:
+    """The heartbeats of a table that were not its station's (another journal claims the
+    table): how many, why the floor refused them, and the last one."""
+
+    why: str
+    heartbeat: Heartbeat
+    count: int = 0
 
 
 class TableView:
@@ -139,8 +164,11 @@ class TableView:
 
     def _jumped(self, row: FloorRow) -> None:
         """A row a supervisor let the archive take without its chain: after a gap
-        accepted as missing, or the first of a new chain."""
-        if row.seq != self.seq + 1:
+        accepted as missing, the first of a new chain, or of a new epoch (a restored
+        journal: its rows number again from the backup's end)."""
+        if row.seq <= self.seq:
+            what = f"a new epoch accepted from row {row.seq} (a restored journal)"
+        elif row.seq != self.seq + 1:
             missing = (
                 f"row {self.seq + 1}"
                 if row.seq == self.seq + 2
@@ -192,6 +220,38 @@ class TableView:
         return self._snapshot
 
 
+def _refusal(view: TableView, beat: Heartbeat, archived: str | None) -> str | None:
+    """Why `beat` is not the heartbeat of the table's station, or None if it is: its
+    publisher was refused (the stream holds another journal's rows of the table), or,
+    before its publisher has checked its journal against the stream, it names a row the
+    archive holds by another hash."""
+    if beat.floor == REFUSED:
+        return (
+            "its station's publisher is refused (the stream holds another journal's rows of "
+            "this table): not this table's station"
+        )
+    if beat.floor == PUBLISHING or beat.seq < 1:
+        return None
+    known = view.hash if beat.seq == view.seq else archived if beat.seq < view.seq else None
+    if known is None or known == beat.hash:
+        return None
+    return (
+        "its station's journal is not the archived one (another hash at a row the archive "
+        "holds): not this table's station"
+    )
+
+
+def _said(code: str, message: str, ts: str) -> dict[str, Any]:
+    """A station's alert as the table's line shows it (no heartbeat ignored yet)."""
+    return {
+        "code": code,
+        "message": message,
+        "ts": ts,
+        "heartbeats_ignored": 0,
+        "ignored_seq": None,
+    }
+
+
 def _ok(verdict: str | None) -> bool:
     return verdict is not None and bool(orjson.loads(verdict).get("ok"))
 
@@ -235,6 +295,8 @@ class Board:
         self.views: dict[str, TableView] = {}
         self.heartbeats: dict[str, Beat] = {}
         self.station_alerts: dict[str, list[StationAlert]] = {}
+        #: Per table: the heartbeats refused for its line (another journal's station).
+        self.refused: dict[str, Refused] = {}
         self.held: dict[str, int] = {}
         self.alerts: list[Alert] = []
         #: Per table: its first row held behind a gap, and for a broken chain.
@@ -245,6 +307,8 @@ class Board:
         self.broker = "not connected yet"
         self.broker_up = False
         self.configured = {t.id: t for t in config.table}
+        #: Each table's key, and what came in its name unsigned (`witness`).
+        self.witness = Witness(clock)
         for table_id in self.configured:
             self.view(table_id)
 
@@ -255,7 +319,9 @@ class Board:
         return found
 
     def load(self, archive: Archive) -> None:
-        """Each table from its latest shoe on (at start, before the consumer runs)."""
+        """Each table from its latest shoe on (at start, before the consumer runs), once
+        the config's keys are the archive's (`Witness.load`)."""
+        self.witness.load(archive, self.configured)
         for table_id in archive.tables():
             view = self.view(table_id)
             tip = archive.tips.get(table_id)
@@ -275,6 +341,7 @@ class Board:
         self.held = done.held_counts
         self.waiting = done.waiting
         self.alerts = done.alerts
+        self.witness.committed(done)
         for alert in done.raised:
             self.view(alert.table)
         if done.decision is not None:
@@ -293,21 +360,55 @@ class Board:
         for alert in alerts:
             self.view(alert.table)
 
-    def heartbeat(self, beat: Heartbeat, dashboard: object = None) -> None:
-        """A station's heartbeat: it is online now. `dashboard`: the URL of its own
-        dashboard, if the heartbeat names one (else the config's)."""
-        url = _short(dashboard)
+    def unchecked(self, beat: Heartbeat) -> bool:
+        """Whether `beat` names a row before the table's last archived one while its
+        publisher has not vouched for its journal: the service then reads the archive's
+        hash of that row for `heartbeat` (the last row's the board knows itself)."""
+        view = self.views.get(beat.table)
+        return (
+            view is not None and beat.floor not in (PUBLISHING, REFUSED) and 0 < beat.seq < view.seq
+        )
+
+    def heartbeat(
+        self, beat: Heartbeat, dashboard: object = None, archived: str | None = None
+    ) -> bool:
+        """A station's heartbeat: it is online now, unless it is not the table's station
+        (then counted on the table's conflict alert). `dashboard`: the URL of its own
+        dashboard, if the heartbeat names one (else the config's). `archived`: the hash of
+        the archive's row `beat.seq`, when `unchecked` asked for it. Returns whether the
+        heartbeat is the table's. One its station did not sign, when the floor knows the
+        table's key, changes nothing (`Witness.vouches`); a dashboard is shown only from
+        a signed one."""
+        view = self.view(beat.table)
+        signed = self.witness.vouches(beat.table, beat, "heartbeat")
+        if signed is False:
+            return False
+        why = _refusal(view, beat, archived)
+        if why is not None:
+            refused = self.refused.get(beat.table)
+            if refused is None or refused.why != why:
+                log.warning("table %s: a heartbeat ignored: %s", beat.table, why)
+                refused = Refused(why, beat, refused.count if refused else 0)
+                self.refused[beat.table] = refused
+            refused.heartbeat = beat
+            refused.count += 1
+            return False
+        url = _short(dashboard) if signed else None
         if url is not None and not url.startswith(("http://", "https://")):
             url = None
-        self.view(beat.table)
         self.heartbeats[beat.table] = Beat(self.clock(), beat, url)
+        return True
 
-    def station_alert(self, table_id: str, alert: StationAlert) -> None:
-        """What a station said the floor must see (kept in memory: the latest few)."""
+    def station_alert(self, table_id: str, alert: StationAlert) -> bool:
+        """What a station said the floor must see (kept in memory: the latest few), if its
+        station signed it (`Witness.vouches`); returns whether it is kept."""
+        if self.witness.vouches(table_id, alert, "alert") is False:
+            return False
         self.view(table_id)
         kept = self.station_alerts.setdefault(table_id, [])
         kept.append(alert)
         del kept[:-STATION_ALERTS_KEPT]
+        return True
 
     def online(self, table_id: str) -> bool:
         beat = self.heartbeats.get(table_id)
@@ -403,8 +504,22 @@ class Board:
             "state_known": view.unsure is None,
             "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
             "publisher": beat.heartbeat.floor if beat is not None else None,
-            "station_alerts": [
-                {"code": a.code, "message": a.message, "ts": a.ts}
-                for a in self.station_alerts.get(table_id, [])
-            ],
+            "station_alerts": self._station_alerts(table_id),
+            **self.witness.table(table_id, self.decisions.get(table_id, [])),
         }
+
+    def _station_alerts(self, table_id: str) -> list[dict[str, Any]]:
+        """What the table's stations said, the heartbeats refused for its line counted on
+        its latest conflict alert (one made from them if no station said so: the alert
+        is not kept by the broker, a floor started later has not heard it)."""
+        said = [_said(a.code, a.message, a.ts) for a in self.station_alerts.get(table_id, [])]
+        refused = self.refused.get(table_id)
+        if refused is None:
+            return said
+        conflict = next((a for a in reversed(said) if a["code"] == CONFLICT), None)
+        if conflict is None:
+            conflict = _said(CONFLICT, refused.why, refused.heartbeat.ts)
+            said.append(conflict)
+        conflict["heartbeats_ignored"] = refused.count
+        conflict["ignored_seq"] = refused.heartbeat.seq
+        return said

@@ -34,6 +34,7 @@ from station.shared.serving import (
     parse_host_names,
     request_timeout_field,
 )
+from station.shared.signing import PublicKey
 
 __all__ = [
     "ArchiveConfig",
@@ -66,6 +67,14 @@ class BrokerConfig(BrokerLogin):
     stream: str = Field(
         STREAM,
         description="the JetStream stream of the rows (made by this service if missing)",
+    )
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="the brokers that keep each row when this service makes the stream: 1 "
+        "for one broker, 3 for a cluster of three (a row is acknowledged once two hold it, "
+        "and the floor goes on through one broker's loss)",
     )
     user: str = Field("", description="the floor service's broker user (with password)")
     durable: str = Field(
@@ -188,13 +197,32 @@ class FloorTableConfig(Section):
     dashboard: str = Field(
         "",
         description="the table's own dashboard (http:// or https://); empty: the URL the "
-        "station sends in its heartbeats",
+        "station sends in its signed heartbeats",
+    )
+    public_key: str = Field(
+        "",
+        description="the station's public key, ed25519:... as `station key show` prints "
+        "it: the floor archives only rows it signed, and heeds only heartbeats and alerts "
+        "it signed (it follows the station's key rotations); empty: the key the station "
+        "names is held for a supervisor to accept on the floor view (first use)",
     )
 
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
         return check_token(value, "the table id")
+
+    @field_validator("public_key")
+    @classmethod
+    def _public_key(cls, value: str) -> str:
+        if value.strip():
+            PublicKey.from_text(value)  # SigningError (a ValueError) says what is wrong
+        return value.strip()
+
+    @property
+    def key(self) -> PublicKey | None:
+        """The public key the config names (None: none)."""
+        return PublicKey.from_text(self.public_key) if self.public_key else None
 
     @field_validator("dashboard")
     @classmethod

@@ -8,7 +8,11 @@ view and kept across restarts:
 - `accept_gap`: rows `from_seq`-`to_seq` will not come; the archive continues from the
   next row it holds (`to_seq` + 1, its `hash`), and checks the chain from there on;
 - `accept_chain`: the row `from_seq` (its `hash`) starts a new chain; the archive takes
-  it and checks the chain from it on.
+  it and checks the chain from it on. When that row branches off an archived row (a
+  station restored from a backup without its floor: `journal restored`), it begins a new
+  `epoch` of the table: the archived rows it replaces are kept, under their epoch;
+- `accept_key`: the public key a table's station named on first use (its `hash` field
+  holds the key's fingerprint) is the table's; its rows held for it are checked with it.
 """
 
 from __future__ import annotations
@@ -17,15 +21,19 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("acknowledge", "accept_gap", "accept_chain")
+KINDS = ("acknowledge", "accept_gap", "accept_chain", "accept_key")
 #: The longest reason kept (a supervisor's sentence or two, not a report).
 MAX_REASON = 500
 
-DECISION_TABLE = """
-    CREATE TABLE decision (
+
+def decision_table(name: str = "decision") -> str:
+    """The decision table as this version writes it (schema 3: `accept_key`, `epoch`)."""
+    return f"""
+    CREATE TABLE {name} (
         id INTEGER PRIMARY KEY,
         table_id TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('acknowledge', 'accept_gap', 'accept_chain')),
+        kind TEXT NOT NULL CHECK (kind IN ('acknowledge', 'accept_gap', 'accept_chain',
+                                           'accept_key')),
         alert_id INTEGER,
         from_seq INTEGER,
         to_seq INTEGER,
@@ -33,10 +41,14 @@ DECISION_TABLE = """
         actor TEXT NOT NULL,
         role TEXT NOT NULL,
         reason TEXT NOT NULL,
-        decided TEXT NOT NULL
+        decided TEXT NOT NULL,
+        epoch INTEGER
     )
 """
-_COLUMNS = "id, table_id, kind, alert_id, from_seq, to_seq, hash, actor, role, reason, decided"
+
+
+COLUMNS = "id, table_id, kind, alert_id, from_seq, to_seq, hash, actor, role, reason, decided"
+_COLUMNS = f"{COLUMNS}, epoch"
 
 
 class DecisionRefused(Exception):
@@ -63,6 +75,8 @@ class Decision:
     role: str
     reason: str
     decided: str
+    #: accept_chain: the table's epoch the accepted row begins (None: the same epoch).
+    epoch: int | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -77,6 +91,7 @@ class Decision:
             "role": self.role,
             "reason": self.reason,
             "decided": self.decided,
+            "epoch": self.epoch,
         }
 
     def words(self) -> str:
@@ -88,8 +103,15 @@ class Decision:
                 else f"rows {self.from_seq}-{self.to_seq}"
             )
             return f"{rows} accepted as missing by {self.by}: {self.reason}"
+        if self.kind == "accept_chain" and self.epoch is not None:
+            return (
+                f"epoch {self.epoch} accepted from row {self.from_seq} (a restored journal; "
+                f"the rows it replaces stay archived) by {self.by}: {self.reason}"
+            )
         if self.kind == "accept_chain":
             return f"a new chain accepted from row {self.from_seq} by {self.by}: {self.reason}"
+        if self.kind == "accept_key":
+            return f"key {self.hash} accepted as the table's by {self.by}: {self.reason}"
         return f"alert {self.alert} acknowledged by {self.by}: {self.reason}"
 
 

@@ -4,7 +4,9 @@ only writer.
 
 Why apart from the archive: what the file must be before a row is taken (ours, not a
 station journal or another program's database; not newer than this station; not in use)
-is decided once, at the start; the archive's checks of rows come after.
+is decided once, at the start; the archive's checks of rows come after. A file that is
+not new and not stamped as an archive is refused before SQLite (or the lock) touches it,
+so it is left as it was, byte for byte, with nothing added beside it.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import os
 import sqlite3
 from pathlib import Path
 
-from station.floor.decisions import DECISION_TABLE
+from station.floor.decisions import COLUMNS, decision_table
+from station.floor.epochs import EPOCH_TABLE, SUPERSEDED_TABLE
+from station.floor.keys import KEY_TABLE
 from station.floor.tip import Tip
+from station.shared import stamps
 
 log = logging.getLogger("station.floor.archive")
 
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
-APPLICATION_ID = 0x42464C52
-SCHEMA_VERSION = 2
+APPLICATION_ID = stamps.ARCHIVE
+SCHEMA_VERSION = 3
 #: The first schema; `UPGRADES` brings it to `SCHEMA_VERSION`.
 SCHEMA = (
     """
@@ -68,10 +73,52 @@ SCHEMA = (
     """,
     "CREATE INDEX alert_open ON alert (table_id, kind) WHERE resolved IS NULL",
 )
-#: Each schema version's statements from the one before (2: decisions and tips).
+#: The decision table of schema 2 (schema 3 rebuilds it: `decisions.decision_table`).
+DECISION_TABLE_2 = """
+    CREATE TABLE decision (
+        id INTEGER PRIMARY KEY,
+        table_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('acknowledge', 'accept_gap', 'accept_chain')),
+        alert_id INTEGER,
+        from_seq INTEGER,
+        to_seq INTEGER,
+        hash TEXT,
+        actor TEXT NOT NULL,
+        role TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        decided TEXT NOT NULL
+    )
+"""
+#: Each row's signature (schema 3), beside the row: the row table keeps the journal's
+#: columns, so an archive of schema 2 takes signatures without being rewritten.
+SIGNATURE_TABLE = """
+    CREATE TABLE signature (
+        table_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        signature TEXT NOT NULL,
+        PRIMARY KEY (table_id, seq)
+    ) WITHOUT ROWID
+"""
+#: The held rows of schema 3: rows forged (`forged`), waiting for a key a supervisor
+#: accepts (`key`) or for a new epoch to be accepted (`epoch`).
+HELD_TABLE = """
+    CREATE TABLE held_3 (
+        id INTEGER PRIMARY KEY,
+        table_id TEXT NOT NULL,
+        seq INTEGER,
+        hash TEXT,
+        reason TEXT NOT NULL CHECK (reason IN ('gap', 'chain', 'altered', 'conflict',
+                                               'malformed', 'forged', 'key', 'epoch')),
+        body BLOB NOT NULL,
+        received TEXT NOT NULL,
+        UNIQUE (table_id, seq, hash)
+    )
+"""
+#: Each schema version's statements from the one before (2: decisions and tips; 3: table
+#: keys, signatures, epochs, and the held rows and decisions they bring).
 UPGRADES: dict[int, tuple[str, ...]] = {
     2: (
-        DECISION_TABLE,
+        DECISION_TABLE_2,
         "ALTER TABLE alert ADD COLUMN acknowledged INTEGER REFERENCES decision (id)",
         "ALTER TABLE alert ADD COLUMN resolved_by INTEGER REFERENCES decision (id)",
         """
@@ -84,6 +131,20 @@ UPGRADES: dict[int, tuple[str, ...]] = {
             shoes INTEGER NOT NULL
         ) WITHOUT ROWID
         """,
+    ),
+    3: (
+        KEY_TABLE,
+        SIGNATURE_TABLE,
+        EPOCH_TABLE,
+        SUPERSEDED_TABLE,
+        HELD_TABLE,
+        "INSERT INTO held_3 SELECT id, table_id, seq, hash, reason, body, received FROM held",
+        "DROP TABLE held",
+        "ALTER TABLE held_3 RENAME TO held",
+        decision_table("decision_3"),
+        f"INSERT INTO decision_3 ({COLUMNS}) SELECT {COLUMNS} FROM decision",
+        "DROP TABLE decision",
+        "ALTER TABLE decision_3 RENAME TO decision",
     ),
 }
 
@@ -98,6 +159,7 @@ def open_archive(path: Path) -> tuple[sqlite3.Connection, int]:
     lock: int | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _check_file(path)
         lock = _take_lock(path)
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         _adopt(db, path)
@@ -149,13 +211,26 @@ def _take_lock(path: Path) -> int:
     return lock
 
 
+def _check_file(path: Path) -> None:
+    """`ArchiveError` unless the file at `path` is new (none, or empty) or stamped as a
+    floor archive; read before SQLite opens it."""
+    found = stamps.foreign(path, APPLICATION_ID)
+    if found is not None:
+        raise ArchiveError(
+            f"{path} is not a floor archive ({found.words()}); it was left untouched: give "
+            "[archive] path a file of its own (a new archive starts in a missing or empty "
+            "file)"
+        )
+
+
 def _adopt(db: sqlite3.Connection, path: Path) -> None:
     """Make the schema in a new file; refuse a file that is not a floor archive, or of a
     newer station; upgrade one of an older station."""
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = [n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    if app_id == 0 and not tables:
+    nothing = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    if (app_id, version) == (0, 0) and nothing:
         db.execute("BEGIN IMMEDIATE")
         for sql in SCHEMA:
             db.execute(sql)
@@ -170,7 +245,7 @@ def _adopt(db: sqlite3.Connection, path: Path) -> None:
         db.close()
         what = f"tables {', '.join(sorted(tables))}" if tables else f"application_id {app_id}"
         raise ArchiveError(
-            f"{path} is not a floor archive ({what}); it was left untouched. Give "
+            f"{path} is not a floor archive ({what}); it was left untouched: give "
             "[archive] path a file of its own"
         )
     if version > SCHEMA_VERSION:

@@ -85,6 +85,8 @@ class FloorService:
         #: The floor-wide SHOE_SEQUENCE check (a thread of its own, off the ack path).
         self.protection = FloorProtection(config)
         self.protection.on_alerts = self.board.checked_alerts
+        self.board.witness.on_forged = self._forged
+        self._alerting: set[asyncio.Task[None]] = set()
         self.archive: Archive | None = None
         self.ready = False
         #: Why the service stopped for good (the archive cannot be opened), else None.
@@ -241,12 +243,28 @@ class FloorService:
             await self._take(nc, msgs)
 
     async def _ensure_stream(self, js: Any) -> None:
-        """The stream, made if the operator has not made it yet (the stations' definition)."""
+        """The stream, made if the operator has not made it yet (the stations' definition,
+        on `[broker] replicas` brokers); one that exists keeps its replicas (said if they
+        are not the config's: changing them is the operator's move)."""
+        broker = self.config.broker
         try:
-            await js.stream_info(self.config.broker.stream)
+            info = await js.stream_info(broker.stream)
         except nats.js.errors.NotFoundError:
-            await js.add_stream(stream_config(self.config.broker.stream))
-            log.info("made the stream %s", self.config.broker.stream)
+            await js.add_stream(stream_config(broker.stream, replicas=broker.replicas))
+            log.info("made the stream %s (%d replicas)", broker.stream, broker.replicas)
+            return
+        replicas = info.config.num_replicas or 1
+        if replicas != broker.replicas:
+            log.warning(
+                "the stream %s keeps each row on %d brokers, [broker] replicas says %d: "
+                "the stream is left as it is (change it with `nats stream edit %s "
+                "--replicas %d`)",
+                broker.stream,
+                replicas,
+                broker.replicas,
+                broker.stream,
+                broker.replicas,
+            )
 
     async def _ensure_consumer(self, js: Any) -> None:
         """The durable consumer, made or updated to this config (`batch`, `ack_wait`); one
@@ -319,8 +337,29 @@ class FloorService:
             self.protection.committed(done.accepted)
         return done
 
+    def _forged(self, table: str, words: str) -> None:
+        """A heartbeat or alert in `table`'s name its station did not sign: the archive
+        raises FORGED_MESSAGE (in turn with the commits), then the board shows it."""
+        archive = self.archive
+        if archive is None:
+            return
+
+        async def alert() -> None:
+            try:
+                async with self._turn:
+                    done = await asyncio.to_thread(archive.forged_message, table, words)
+                    self.board.committed(done)
+            except (sqlite3.Error, OSError) as exc:
+                log.error("table %s: a forged message not alerted (%s): %s", table, exc, words)
+
+        task = asyncio.create_task(alert(), name=f"forged message {table}")
+        self._alerting.add(task)
+        task.add_done_callback(self._alerting.discard)
+
     async def _on_heartbeat(self, msg: Msg) -> None:
-        """A station is alive: its table online, how far its journal is."""
+        """A station is alive: its table online, how far its journal is (unless it is not
+        the table's station: the board decides, the archive's hash of the row it names at
+        hand when the board asks for it)."""
         try:
             beat = Heartbeat.decode(msg.data)
             _, table, _ = parse_subject(msg.subject)
@@ -331,7 +370,13 @@ class FloorService:
             log.debug("ignored on %s: a heartbeat of table %s", msg.subject, beat.table)
             return
         payload = orjson.loads(msg.data)  # decoded above: an object; may name a dashboard
-        self.board.heartbeat(beat, payload.get("dashboard"))
+        archived = None
+        archive = self.archive
+        if archive is not None and self.board.unchecked(beat):
+            async with self._turn:  # the archive's connection, between two transactions
+                row = await asyncio.to_thread(archive.row, table, beat.seq)
+            archived = None if row is None else row.hash
+        self.board.heartbeat(beat, payload.get("dashboard"), archived)
 
     async def _on_alert(self, msg: Msg) -> None:
         """What a station says the floor must see at once (e.g. its publisher refused)."""
@@ -341,8 +386,8 @@ class FloorService:
         except BadMessage as exc:
             log.debug("ignored on %s: %s", msg.subject, exc)
             return
-        log.warning("table %s says: %s (%s)", table, alert.message, alert.code)
-        self.board.station_alert(table, alert)
+        if self.board.station_alert(table, alert):  # not one its station did not sign
+            log.warning("table %s says: %s (%s)", table, alert.message, alert.code)
 
 
 def _table_of(subject: str) -> str:

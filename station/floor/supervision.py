@@ -15,8 +15,10 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from station.floor import epochs
 from station.floor.arrival import FloorRow, parse_row
 from station.floor.decisions import Decision, DecisionRefused, read_decisions
+from station.floor.keys import ACCEPTED, TableKey
 
 #: Each table's last archived row: seq and hash.
 Heads = Mapping[str, tuple[int, str]]
@@ -31,6 +33,8 @@ class Accepted:
     row: FloorRow
     held_id: int
     resolves: str
+    #: The table's epoch the row begins (None: it goes on in the same epoch).
+    epoch: int | None = None
 
 
 def acknowledge(
@@ -113,28 +117,78 @@ def accept_chain(
 ) -> Accepted:
     """The held row `seq` that does not link to the archive's last row recorded as the
     start of a new chain (`digest`: which one, if several rows `seq` are held); the chain
-    is checked from it on."""
+    is checked from it on. A held row that branches off an archived row (a station
+    restored without its floor) begins a new epoch of the table (`epochs`)."""
     _known(db, heads, table)
     head_seq = heads.get(table, (0, ""))[0]
+    branch = db.execute(
+        "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'epoch' AND seq <= ?",
+        (table, head_seq),
+    ).fetchone()[0]
+    if branch is not None and seq == branch:
+        row, held_id = _held_row(db, table, seq, "epoch", digest)
+        number = epochs.current(db, table) + 1
+        decision = _record(
+            db, table, "accept_chain", None, seq, seq, row.hash, by, role, reason, now, number
+        )
+        return Accepted(decision, row, held_id, "epoch", number)
     broken = sorted(
         s
         for (s,) in db.execute(
             "SELECT DISTINCT seq FROM held WHERE table_id = ? AND reason = 'chain'", (table,)
         )
     )
-    if not broken:
+    if not broken and branch is None:
         raise DecisionRefused(409, f"table {table} has no broken chain: no row is held for one")
     if seq != head_seq + 1 or seq not in broken:
-        held = ", ".join(map(str, broken))
+        held = ", ".join(map(str, broken)) or "none"
+        epoch = "" if branch is None else f"; a new epoch waits from row {branch}"
         raise DecisionRefused(
             409,
             f"no such broken chain: table {table}'s archive ends at row {head_seq}; the "
-            f"row held for a broken chain is {held}; accept row {head_seq + 1} if it "
-            "is held, else the gap first",
+            f"row held for a broken chain is {held}{epoch}; accept row {head_seq + 1} if "
+            "it is held, else the gap first",
         )
     row, held_id = _held_row(db, table, seq, "chain", digest)
     decision = _record(db, table, "accept_chain", None, seq, seq, row.hash, by, role, reason, now)
     return Accepted(decision, row, held_id, "chain")
+
+
+def accept_key(
+    db: sqlite3.Connection,
+    keys: Mapping[str, TableKey],
+    table: str,
+    fingerprint: str,
+    by: str,
+    role: str,
+    reason: str,
+    now: str,
+) -> tuple[Decision, TableKey]:
+    """The key the table's station named on first use, `fingerprint` (as the floor view
+    shows it), trusted from now on; the decision and the table's key as it now is."""
+    held = keys.get(table)
+    if held is None or held.state != "pending":
+        state = "none" if held is None else f"{held.fingerprint} ({held.state})"
+        raise DecisionRefused(
+            404 if held is None else 409,
+            f"table {table} has no key waiting to be accepted (its key: {state})",
+        )
+    if held.key is None:
+        raise DecisionRefused(
+            409,
+            f"table {table}'s rows name no key: give [[table]] public_key in the floor's "
+            "config (`station key show` at the table) and restart the floor service",
+        )
+    if fingerprint.strip().lower() != held.key.fingerprint:
+        raise DecisionRefused(
+            409,
+            f"table {table}'s station named key {held.key.fingerprint}, not {fingerprint}: "
+            "compare it with `station key show` at the table",
+        )
+    decision = _record(
+        db, table, "accept_key", None, None, None, held.key.fingerprint, by, role, reason, now
+    )
+    return decision, TableKey(table, held.key, "trusted", ACCEPTED, None, None, decision.id)
 
 
 def accepted_gap(db: sqlite3.Connection, table: str, seq: int) -> Decision | None:
@@ -202,14 +256,26 @@ def _record(
     role: str,
     reason: str,
     now: str,
+    epoch: int | None = None,
 ) -> Decision:
     """Write the decision (inside the archive's transaction), as it is read back."""
     cur = db.execute(
         "INSERT INTO decision (table_id, kind, alert_id, from_seq, to_seq, hash, actor, "
-        "role, reason, decided) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (table, kind, alert_id, from_seq, to_seq, digest, by, role, reason, now),
+        "role, reason, decided, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (table, kind, alert_id, from_seq, to_seq, digest, by, role, reason, now, epoch),
     )
     assert cur.lastrowid is not None
     return Decision(
-        cur.lastrowid, table, kind, alert_id, from_seq, to_seq, digest, by, role, reason, now
+        cur.lastrowid,
+        table,
+        kind,
+        alert_id,
+        from_seq,
+        to_seq,
+        digest,
+        by,
+        role,
+        reason,
+        now,
+        epoch,
     )

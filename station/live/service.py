@@ -36,6 +36,7 @@ from station.live.observe import Observer, StationCollector
 from station.live.outbox import Outbox
 from station.live.protection.monitor import ProtectionMonitor, StationLink
 from station.live.publisher.link import PublisherLink
+from station.live.publisher.settings import KeyFile
 from station.live.readers import CommittedView, ReaderSupervisor
 from station.live.writer import Commit, Queued, Writer
 from station.shared.rows import Pending, Row, notice, now_ts
@@ -80,8 +81,9 @@ class Station:
             config.stop_command,
             parse_bytes(config.signals.release_command),
         )
+        key = KeyFile.of(config.journal)
         self.publisher = PublisherLink(
-            config.floor, config.table.id, config.journal.path, self.post
+            config.floor, config.table.id, config.journal.path, self.post, key
         )
         self.fanout = FanOut(sent=self.publisher.committed)
         #: Log lines and metrics of committed rows (`station.live.observe`).

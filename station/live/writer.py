@@ -134,14 +134,16 @@ class Writer:
     # -- opening -------------------------------------------------------------------------
 
     async def open(self, path: Path, waiting: Callable[[str], None]) -> Outage | None:
-        """Open the journal (created if new). A disk it cannot be opened on yet (full,
-        read-only) is waited out: `waiting` is told why (systemd's status), the writer tries
-        again with backoff. Returns the wait, if there was one, to be journaled once the
-        restart row is."""
+        """Open the journal (created if new). A disk it cannot be opened on yet, or that
+        has no room for its first rows (full, read-only), is waited out: `waiting` is told
+        why (systemd's status), the writer tries again with backoff. Returns the wait, if
+        there was one, to be journaled once the restart row is."""
         delay = RETRY_FIRST
         while True:
             try:
-                self.journal = await self._on_disk(Journal, path)
+                journal = await self._on_disk(Journal, path)
+                await self._on_disk(journal.check_room)
+                self.journal = journal
                 break
             except JournalUnopenable as exc:
                 message = str(exc)

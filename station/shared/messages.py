@@ -4,7 +4,8 @@ Subjects (`site` and `table` are single subject tokens, see `check_token`):
 
 - `floor.<site>.<table>.journal` (JetStream, stream `STREAM`): one message per journal
   row, notices included, in journal order, each exactly once. The body is the row as
-  `/api/journal` returns it plus `table`, `prev_hash` and `hash` (`JournalMessage`). The
+  `/api/journal` returns it plus `table`, `prev_hash`, `hash` and, for a signed journal,
+  `signature` (the station's Ed25519 signature of the hash: `JournalMessage`). The
   publisher sends every row with `Nats-Expected-Last-Subject-Sequence` (the stream
   sequence of the table's previous row), so a second writer or a retry can never put a
   row twice or out of order.
@@ -18,17 +19,25 @@ Subjects (`site` and `table` are single subject tokens, see `check_token`):
 The hash of a row can be checked from the message alone (`JournalMessage.computed_hash`):
 the journal stores the event and the verdict as sorted-key JSON, which orjson rebuilds
 byte for byte from the parsed values, so the floor checks each table's chain itself.
+
+Who sent a message is another matter: a table's broker login lets anyone publish on its
+subjects. So a station with a key signs what it says: each row carries its signature, and
+heartbeats and alerts carry a `signature` of their body (`signing.canonical`: every key
+but `signature`). The floor checks them with the table's public key; a message kept from
+the wire (`body`) is checked as it came, keys this module does not know included.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from station.shared.rows import VERDICT_KEYS, Row, row_hash
+from station.shared.signing import PublicKey, SigningKey
 
 if TYPE_CHECKING:  # nats is imported only by what talks to the broker (the config is not)
     from nats.js.api import StreamConfig
@@ -111,13 +120,15 @@ def stream_config(
     max_bytes: int = -1,
     max_msgs_per_subject: int = -1,
     deny_delete: bool = False,
+    replicas: int = 1,
 ) -> StreamConfig:
     """The stream a station expects (the floor service or the operator creates it; see
     the README's "The floor: publishing"): file storage, every row kept until `max_age`
     seconds (0: for ever), `max_bytes` or `max_msgs_per_subject` rows of a table (-1: no
     limit), the oldest dropped first, direct gets allowed
     (a station reads its table's last row with one request its permissions can name),
-    atomic batches allowed (a station's backlog goes in batches: one disk sync each)."""
+    atomic batches allowed (a station's backlog goes in batches: one disk sync each), on
+    `replicas` brokers of a cluster (a row is acknowledged once most of them hold it)."""
     from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 
     return StreamConfig(
@@ -129,7 +140,7 @@ def stream_config(
         max_age=max_age,
         max_bytes=max_bytes,
         max_msgs_per_subject=max_msgs_per_subject,
-        num_replicas=1,
+        num_replicas=replicas,
         allow_direct=True,
         allow_atomic=True,
         deny_delete=deny_delete,
@@ -171,6 +182,8 @@ class JournalMessage:
     verdict: dict[str, Any] | None
     prev_hash: str
     hash: str
+    #: The station's signature of `hash` (base64), None for an unsigned journal's row.
+    signature: str | None = None
 
     @classmethod
     def of(cls, table: str, row: Row) -> JournalMessage:
@@ -185,6 +198,7 @@ class JournalMessage:
             api["verdict"],
             row.prev_hash,
             row.hash,
+            row.signature,
         )
 
     @property
@@ -203,10 +217,15 @@ class JournalMessage:
             "verdict": self.verdict,
             "prev_hash": self.prev_hash,
             "hash": self.hash,
+            **({} if self.signature is None else {"signature": self.signature}),
         }
 
     def encode(self) -> bytes:
         return orjson.dumps(self.to_dict())
+
+    def signed_by(self, key: PublicKey) -> bool:
+        """Whether `key` signed this row (its hash: check `computed_hash` too)."""
+        return key.verify_row(self.hash, self.signature)
 
     @classmethod
     def decode(cls, data: bytes) -> JournalMessage:
@@ -224,6 +243,9 @@ class JournalMessage:
         seq = _field(body, "seq", int, what)
         if seq < 1:
             raise BadMessage(f"{what}: seq must be 1 or more, got {seq}")
+        signature = body.get("signature")
+        if signature is not None and not isinstance(signature, str):
+            raise BadMessage(f"{what}: field 'signature' must be a string or null")
         return cls(
             _field(body, "table", str, what),
             seq,
@@ -234,6 +256,7 @@ class JournalMessage:
             verdict,
             _field(body, "prev_hash", str, what),
             _field(body, "hash", str, what),
+            signature,
         )
 
     def computed_hash(self) -> str:
@@ -257,8 +280,37 @@ class JournalMessage:
         return self.prev_hash == prev_hash and self.computed_hash() == self.hash
 
 
+def _signature_of(body: Mapping[str, Any], what: str) -> str | None:
+    signature = body.get("signature")
+    if signature is not None and not isinstance(signature, str):
+        raise BadMessage(f"{what}: field 'signature' must be a string or null: {signature!r}")
+    return signature
+
+
+class _Signed:
+    """What a heartbeat and an alert share: a body, signed by the station's key, that the
+    floor checks as it came off the wire (`body`: keys this version does not know
+    included, so a newer station's signature still verifies)."""
+
+    __slots__ = ()
+    signature: str | None
+    body: Mapping[str, Any] | None
+
+    def fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def encode(self) -> bytes:
+        sign = {} if self.signature is None else {"signature": self.signature}
+        return orjson.dumps({**self.fields(), **sign})
+
+    def signed_by(self, key: PublicKey) -> bool:
+        """Whether `key` signed this message (as received, else as made here)."""
+        body = self.body if self.body is not None else self.fields()
+        return key.verify_message(body, self.signature)
+
+
 @dataclass(frozen=True, slots=True)
-class Heartbeat:
+class Heartbeat(_Signed):
     """A station's `floor.<site>.<table>.heartbeat`: alive, how far its journal is, how
     far the stream has it, and what the table is doing."""
 
@@ -284,26 +336,32 @@ class Heartbeat:
     #: Why the station's journal cannot be written now (None: it can, or a station from
     #: before this field): every event is refused there until it can.
     journal: str | None = None
+    #: The station's signature of the body (None: unsigned, a station without a key).
+    signature: str | None = None
+    #: The body as received (what the signature covers); None for one made here.
+    body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
-    def encode(self) -> bytes:
-        return orjson.dumps(
-            {
-                "site": self.site,
-                "table": self.table,
-                "ts": self.ts,
-                "seq": self.seq,
-                "hash": self.hash,
-                "published": self.published,
-                "floor": self.floor,
-                "game": self.game,
-                "shoe": self.shoe,
-                "round": self.round,
-                "suspended": self.suspended,
-                "code": self.code,
-                "interval": self.interval,
-                "journal": self.journal,
-            }
-        )
+    def fields(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "table": self.table,
+            "ts": self.ts,
+            "seq": self.seq,
+            "hash": self.hash,
+            "published": self.published,
+            "floor": self.floor,
+            "game": self.game,
+            "shoe": self.shoe,
+            "round": self.round,
+            "suspended": self.suspended,
+            "code": self.code,
+            "interval": self.interval,
+            "journal": self.journal,
+        }
+
+    def signed(self, key: SigningKey) -> Heartbeat:
+        """This heartbeat with `key`'s signature."""
+        return replace(self, signature=key.sign_message(self.fields()), body=None)
 
     @classmethod
     def decode(cls, data: bytes) -> Heartbeat:
@@ -336,30 +394,39 @@ class Heartbeat:
             code,
             float(interval),
             journal,
+            _signature_of(body, what),
+            body,
         )
 
 
 @dataclass(frozen=True, slots=True)
-class Alert:
+class Alert(_Signed):
     """A station's `floor.<site>.<table>.alert`: what the floor must see at once."""
 
     site: str
     table: str
     ts: str
-    #: What happened, e.g. "conflict" (another journal claims this table).
+    #: What happened, e.g. "conflict" (another journal claims this table) or "foreign"
+    #: (a message at its subject that it did not sign).
     code: str
     message: str
+    #: The station's signature of the body (None: unsigned, a station without a key).
+    signature: str | None = None
+    #: The body as received (what the signature covers); None for one made here.
+    body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
-    def encode(self) -> bytes:
-        return orjson.dumps(
-            {
-                "site": self.site,
-                "table": self.table,
-                "ts": self.ts,
-                "code": self.code,
-                "message": self.message,
-            }
-        )
+    def fields(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "table": self.table,
+            "ts": self.ts,
+            "code": self.code,
+            "message": self.message,
+        }
+
+    def signed(self, key: SigningKey) -> Alert:
+        """This alert with `key`'s signature."""
+        return replace(self, signature=key.sign_message(self.fields()), body=None)
 
     @classmethod
     def decode(cls, data: bytes) -> Alert:
@@ -371,6 +438,8 @@ class Alert:
             _field(body, "ts", str, what),
             _field(body, "code", str, what),
             _field(body, "message", str, what),
+            _signature_of(body, what),
+            body,
         )
 
 

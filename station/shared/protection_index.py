@@ -9,6 +9,8 @@ name it; `grams` maps the exact key of every `STRIDE`-th `GRAM`-card window of a
 `shoe << 12 | start` (WITHOUT ROWID: the key is the table, one B-tree, no second index).
 A shoe's `source` (table, journal seq, time of its `shoe` row) is unique, so feeding the
 same journal twice (a restart, `station protect --index` over an old export) adds it once.
+The file is stamped ("BPRO"): a file that is not new and not stamped as an index is
+refused before SQLite touches it, and left as it was.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from station.core.protection.sequence import GRAM, STRIDE, stored_windows
+from station.shared import stamps
 
-#: SQLite `application_id` of a protection index ("BPRO"): any other database is refused.
-APPLICATION_ID = 0x4250524F
+#: SQLite `application_id` of a protection index ("BPRO"): any other file is refused.
+APPLICATION_ID = stamps.PROTECTION_INDEX
 SCHEMA_VERSION = 1
 #: Bits of `ref` that hold a window's start in its shoe (shoes of up to 4096 cards).
 START_BITS = 12
@@ -50,11 +53,24 @@ class SqliteHistory:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            found = stamps.foreign(self.path, APPLICATION_ID)
+        except (OSError, sqlite3.DatabaseError) as exc:
+            raise ProtectionIndexError(
+                f"the protection index {self.path} cannot be read ({exc}): give "
+                "[protection] index a path the station may write"
+            ) from None
+        if found is not None:
+            raise ProtectionIndexError(
+                f"{self.path} is not a protection index ({found.words()}); it was left "
+                "untouched: give [protection] index a file of its own (a new index starts "
+                "in a missing or empty file, and is built from the shoes dealt from then on)"
+            )
+        try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._prepare()  # before WAL: a new index is stamped in its own header at once
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._prepare()
         except sqlite3.DatabaseError as exc:
             raise ProtectionIndexError(
                 f"the protection index {self.path} cannot be opened ({exc}): give "
@@ -68,8 +84,9 @@ class SqliteHistory:
     def _prepare(self) -> None:
         db = self._db
         app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app == 0 and tables == 0:
+        if (app, version, tables) == (0, 0, 0):
             db.executescript(
                 "BEGIN IMMEDIATE;"
                 + SCHEMA.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
@@ -80,7 +97,6 @@ class SqliteHistory:
             return
         if app != APPLICATION_ID:
             raise sqlite3.DatabaseError("it is not a protection index")
-        version = db.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             raise sqlite3.DatabaseError(f"its layout is version {version}, not {SCHEMA_VERSION}")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())

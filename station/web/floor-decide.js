@@ -1,5 +1,6 @@
 // A supervisor's decisions on the floor view: acknowledge an alert, accept a table's gap
-// (the missing rows will not come) or its new chain. Each button opens the decide dialog:
+// (the missing rows will not come), its new chain or a restored journal's new epoch, or
+// the key its station named on first use. Each button opens the decide dialog:
 // what will be recorded, a reason (required), Cancel or Confirm. The floor service
 // decides and records who; the page only asks. Everything goes in as text.
 
@@ -62,7 +63,7 @@ export function setUpDecisions() {
   });
 }
 
-/** The buttons of a table's line: accept its gap, accept its new chain. */
+/** The buttons of a table's line: accept its gap, its new chain, a new epoch, its key. */
 export function tableButtons(t, after) {
   const buttons = [];
   const table = encodeURIComponent(t.id);
@@ -87,6 +88,32 @@ export function tableButtons(t, after) {
         `Table ${t.name}: accept row ${seq}, which does not link to row ${seq - 1}, as the start of a new chain? This is recorded with your name.`,
         `/api/floor/tables/${table}/accept-chain`,
         { seq },
+        after,
+      ),
+    );
+    buttons.push(button);
+  }
+  if (t.new_epoch) {
+    const { seq, epoch } = t.new_epoch;
+    const button = h("button", { type: "button", class: "decide accept-epoch", text: `Accept epoch ${epoch} from row ${seq}…` });
+    button.addEventListener("click", () =>
+      ask(
+        `Table ${t.name}: its journal was restored from a backup without the floor's rows. Accept row ${seq} as the start of the table's epoch ${epoch}? The archived rows from row ${seq} on stay archived under epoch ${epoch - 1}; this is recorded with your name.`,
+        `/api/floor/tables/${table}/accept-chain`,
+        { seq },
+        after,
+      ),
+    );
+    buttons.push(button);
+  }
+  if (t.key && t.key.state === "pending" && t.key.fingerprint) {
+    const fingerprint = t.key.fingerprint;
+    const button = h("button", { type: "button", class: "decide accept-key", text: `Accept key ${fingerprint.slice(0, 8)}…` });
+    button.addEventListener("click", () =>
+      ask(
+        `Table ${t.name}: its station names key ${fingerprint}. Compare it with \`station key show\` at the table: is it the table's key? Once accepted, only what this key signs counts for the table; this is recorded with your name.`,
+        `/api/floor/tables/${table}/accept-key`,
+        { fingerprint },
         after,
       ),
     );
@@ -121,7 +148,11 @@ export function acceptedLines(t) {
     "ul",
     { class: "accepted" },
     ...t.accepted.map((d) => {
-      const what = d.kind === "accept_gap" ? `${rows(d.from_seq, d.to_seq)} accepted as missing` : `new chain accepted from row ${d.from_seq}`;
+      const what =
+        d.kind === "accept_gap" ? `${rows(d.from_seq, d.to_seq)} accepted as missing`
+        : d.kind === "accept_key" ? `key ${d.hash} accepted`
+        : d.epoch != null ? `epoch ${d.epoch} accepted from row ${d.from_seq}`
+        : `new chain accepted from row ${d.from_seq}`;
       return h("li", { text: `${what} by ${d.by} at ${moment(d.decided)}: ${d.reason}` });
     }),
   );

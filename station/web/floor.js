@@ -97,6 +97,19 @@ function silence(t) {
   return `offline · silent ${Math.round(t.silent_for)} s`;
 }
 
+/** The table's key as the floor holds it, and what came in its name unsigned. */
+function witness(t) {
+  const key = t.key;
+  const said = !key ? "unsigned station: nothing it sends can be checked"
+    : key.state === "pending" ? (key.fingerprint ? `key ${key.fingerprint} named by the station: waits for a supervisor` : "rows signed by a key the floor does not know")
+    : `key ${key.fingerprint.slice(0, 16)}… (${key.origin})`;
+  const parts = [h("span", { class: `key key-${key ? key.state : "none"}`, title: key?.public_key || "", text: said })];
+  if (t.epoch > 1) parts.push(" · ", h("span", { class: "epoch", text: `epoch ${t.epoch}` }));
+  if (t.forged) parts.push(" · ", lag(t.forged, "forged rows held"));
+  if (t.forged_messages) parts.push(" · ", lag(t.forged_messages, "forged messages ignored"));
+  return parts;
+}
+
 /** Where the table's shoe is: "2, round 14", "2, 30 rounds done"; "–" before any. */
 function progress(t) {
   if (t.shoe == null) return "–";
@@ -126,6 +139,7 @@ function tableCard(t) {
       {},
       fact("Shoe", progress(t)),
       fact("Archive", `to row ${t.archived_seq ?? "–"} · `, lag(t.rows_behind, "rows behind"), " · ", lag(t.held, "held")),
+      fact("Signed", ...witness(t)),
     ),
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
     h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map((r) => bead(r, t.game))),

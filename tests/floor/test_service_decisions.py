@@ -20,6 +20,7 @@ from station.floor.arrival import Arrival, parse_row
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import DecisionRefused
+from station.floor.schema import SCHEMA_VERSION
 from station.live.journal import Journal
 from station.shared.rows import Row, notice
 from tests.conftest import run_station
@@ -211,6 +212,7 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         "ALTER TABLE alert DROP COLUMN acknowledged",
         "ALTER TABLE alert DROP COLUMN resolved_by",
         "DROP TABLE decision",
+        *(f"DROP TABLE {t}" for t in ("table_key", "signature", "epoch", "superseded")),
         "PRAGMA user_version = 1",
     ):
         db.execute(sql)
@@ -219,7 +221,7 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         assert upgraded.tips == tips and upgraded.heads["t1"] == (len(rows), rows[-1].hash)
         assert upgraded.decisions() == []
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     db.close()
 
 

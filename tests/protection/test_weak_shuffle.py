@@ -9,6 +9,7 @@ import math
 import random
 import re
 
+import orjson
 import pytest
 
 from benchmarks.shuffle_kit import shoe_pair
@@ -23,13 +24,15 @@ from station.core.protection.shuffle import (
     shuffle_score,
     survival,
 )
+from tests.conftest import run_station
 
 
 def test_the_calibration_is_shipped_for_every_deck_count() -> None:
     assert set(riffle_null.SHOES) == set(range(1, 9))
     assert riffle_null.SHOES[8] >= 100_000 and riffle_null.SHOES[6] >= 100_000
     for decks in range(1, 9):
-        assert 0.5 * 52 * decks <= riffle_null.END_CARDS[decks] <= 52 * decks - 16
+        # The cut card 16 from the bottom, then the round it lets finish.
+        assert 0.5 * 52 * decks <= riffle_null.END_CARDS[decks] <= 52 * decks - 10
         for look in ("half", "end"):
             points = riffle_null.QUANTILES[decks][look]
             scores_ = [s for s, _ in points]
@@ -168,3 +171,20 @@ def test_the_alert_says_where_and_how_much() -> None:
     assert "tell surveillance" in figures["advice"]
     assert weak.seq is not None and weak.shoe is not None
     assert math.isfinite(figures["score"]) and figures["score"] > 5
+
+
+def test_station_protect_at_eight_decks_names_four_riffles() -> None:
+    """`station simulate --shuffle riffle:4 --gather reversed | station protect --decks 8`:
+    one WEAK_SHUFFLE a shoe after the first, in the words a surveillance officer uses."""
+    dealt = run_station(
+        "simulate", "--seed", "5", "--shoes", "3", "--shuffle", "riffle:4", "--gather", "reversed"
+    )
+    assert dealt.returncode == 0, dealt.stderr
+    found = run_station("protect", "--decks", "8", stdin=dealt.stdout)
+    assert found.returncode == 0, found.stderr
+    alerts = [orjson.loads(line) for line in found.stdout.splitlines()]
+    assert [a["code"] for a in alerts] == ["WEAK_SHUFFLE", "WEAK_SHUFFLE"]
+    for alert in alerts:
+        assert "about 4 riffles of the previous shoe" in alert["message"]
+        assert "gathered each round reversed" in alert["message"]
+        assert alert["riffles"] == 4 and alert["probability"] < 1e-5

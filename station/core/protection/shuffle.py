@@ -137,8 +137,8 @@ def survival(decks: int, look: str, score: float) -> float:
     top, at_top, scale = TAIL[nearest][look]
     if score >= top:
         return at_top * math.exp(-(score - top) / scale)
-    if score <= points[0][0]:
-        return 1.0
+    if score < points[0][0]:
+        return 1.0  # below the median: at most 1 (no finer figure is needed)
     for (low, p_low), (high, p_high) in itertools.pairwise(points):
         if score <= high:
             share = (score - low) / (high - low) if high > low else 1.0

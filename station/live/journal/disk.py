@@ -4,6 +4,10 @@ still learn of its file.
 A full or read-only disk is a state that passes once someone acts, so its message says
 what to do; any other failure names the disk to check. Every "cannot be written" message
 ends with `UNAVAILABLE_TAIL`: what was refused was never answered ok.
+
+SQLite does not always say "full" of a full disk: a journal in WAL mode opened on one
+fails with "disk I/O error" (it cannot size its `-shm` file), so an I/O error is taken
+for a full disk when a small synced write beside the journal (`probe`) finds no room.
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ from pathlib import Path
 
 from station.live.journal.errors import UNAVAILABLE_TAIL
 from station.shared.rows import GENESIS
+
+#: The size of the write `probe` tries: what the journal needs beyond a commit's own pages
+#: (SQLite's `-shm` is 32 KiB).
+PROBE_BYTES = 64 * 1024
+#: SQLite's primary result codes that may hide a full disk: SQLITE_IOERR, SQLITE_CANTOPEN.
+IO_ERRORS = (10, 14)
 
 
 def unwritable(exc: BaseException, path: Path) -> str:
@@ -37,7 +47,33 @@ def disk_condition(exc: BaseException, path: Path) -> str | None:
         return f"disk full; free space on {folder}"
     if primary == 8 or err == errno.EROFS or _read_only(folder):  # SQLITE_READONLY
         return f"the disk is read-only; make {folder} writable again"
+    if primary in IO_ERRORS and _full(path):
+        return f"disk full; free space on {folder}"
     return None
+
+
+def probe(path: Path) -> None:
+    """Write `PROBE_BYTES` beside the journal at `path`, synced, then remove them: OSError
+    (ENOSPC, EROFS, ...) if its disk cannot take them now."""
+    probe = path.with_name(path.name + ".probe")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        left = memoryview(bytes(PROBE_BYTES))
+        while left:  # a nearly full disk takes part of a write, then refuses the rest
+            left = left[os.write(fd, left) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        os.unlink(probe)
+
+
+def _full(path: Path) -> bool:
+    """Whether the disk of the journal at `path` has no room for `probe`."""
+    try:
+        probe(path)
+    except OSError as exc:
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return False
 
 
 def _read_only(folder: Path) -> bool:

@@ -6,9 +6,13 @@ The steps, each a function, in the order the command runs them:
    copied whole) and of its head anchor beside the journal (`<path>.restoring`), checked
    as `station journal verify` checks (chain, anchor, every verdict) and, with a key,
    every signature. The journal in place is not touched until the last step.
-2. Rows after the backup, from a witness that holds them (the floor archive, with
-   `--from-floor`), are appended to the staged copy here, each checked; a journal so made
-   complete continues where it stopped and needs no new epoch. Without them:
+2. `from_floor` (with `--from-floor`): the rows after the backup that the floor archive
+   holds are appended to the staged copy, each checked (it follows the row before, its
+   hash; then the whole copy verified again: every signature, every verdict). A journal
+   so made complete (no row known past the floor's last: the journal replaced ends
+   there, and so did the station's last heartbeat the floor heard) continues where it
+   stopped (`continue_as_is`) and needs no new epoch: its ids are the ones it had.
+   Otherwise (no floor, or rows the floor never had):
 3. `carry_owed`: the webhook events the replaced journal still owed the game server
    (delivered to nobody yet) go into the copy's outbox, with their own ids: nothing owed
    is lost to the restore.
@@ -39,8 +43,9 @@ from station.core.table import Table
 from station.live.journal import reading
 from station.live.journal.epoch import Epoch, epoch_of, restored_notice
 from station.live.journal.errors import JournalError
-from station.live.journal.schema import OutboxEntry
+from station.live.journal.schema import INSERT, OutboxEntry, transaction
 from station.live.journal.store import Journal
+from station.live.journal.witness import FloorArchive, WitnessError, chained
 from station.shared.keychain import Endorsement, SignatureReport
 from station.shared.signing import PublicKey, SigningKey
 
@@ -174,6 +179,80 @@ def replaced(journal_path: Path) -> Replaced | None:
             db.close()
     except sqlite3.Error:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What the floor archive gave a restore."""
+
+    rows: int  # rows appended after the backup
+    last: int  # the restored journal's last row now
+    #: The last row the station is known to have had past `last` (the journal replaced,
+    #: the station's last heartbeat): rows the floor never had. None: none known.
+    missing: int | None
+
+    @property
+    def complete(self) -> bool:
+        return self.missing is None
+
+
+def from_floor(
+    staged: Staged,
+    floor: FloorArchive,
+    table_id: str,
+    trusted: PublicKey | None,
+    before: Replaced | None,
+) -> Taken:
+    """Append to the staged copy every row the floor archive holds of `table_id` after the
+    backup, each checked to follow the one before and to hash to its contents, then check
+    the whole copy again as `verify` does (every signature with `trusted`, every verdict).
+    RestoreRefused (the copy removed) if the floor cannot be read or its rows do not pass."""
+    copy = staged.journal
+    try:
+        rows = chained(floor.rows(table_id, copy.last_seq), copy.last_seq, copy.last_hash)
+        heard = floor.station_seq(table_id)
+    except WitnessError as exc:
+        staged.discard()
+        raise RestoreRefused(f"--from-floor: {exc}") from None
+    if rows:
+        copy.close()
+        db = sqlite3.connect(staged.path, isolation_level=None)
+        try:
+            with transaction(db):
+                db.executemany(INSERT, rows)
+        finally:
+            db.close()
+        staged.journal = copy = Journal(staged.path, create=False)
+    report = copy.verify(trusted)
+    if not report.ok:
+        staged.discard()
+        raise RestoreRefused(
+            f"the backup {staged.backup} with the floor's rows after it does not verify",
+            report.problems,
+        )
+    staged.rows, staged.signatures = report.last_seq, report.signatures
+    replaced_last = 0
+    if before is not None and before.epoch is not None:
+        same = before.epoch.journal == staged.epoch.journal  # another journal's says nothing
+        replaced_last = before.last_seq if same else 0
+    known = max(replaced_last, heard or 0)
+    return Taken(len(rows), report.last_seq, known if known > report.last_seq else None)
+
+
+def continue_as_is(
+    staged: Staged,
+    table_id: str,
+    table: Table,
+    key: SigningKey | None,
+    endorsements: Sequence[Endorsement] = (),
+    rotations: Path | None = None,
+) -> None:
+    """The station's key takes the complete copy as the station would at start (the same
+    table, the key's hand-over: JournalError if it could not), in the epoch it was in;
+    the copy closed."""
+    copy = staged.journal
+    copy.start(table_id, table, key, endorsements, rotations)
+    copy.close()
 
 
 def carry_owed(staged: Staged, journal_path: Path) -> int:

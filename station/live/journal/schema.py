@@ -1,9 +1,10 @@
 """The journal's file format: its tables, its stamps and the migrations of older files.
 
 A station journal is stamped with SQLite's `application_id` ("BACC") and its layout's
-version in `user_version`, so that another program's database given as `[journal] path` is
-refused untouched, and a journal of an older station is migrated (explicitly, one schema
-at a time) before it is written to.
+version in `user_version`, so that any other file given as `[journal] path` is refused
+untouched (`check_file`, before SQLite opens it: only a new file, a stamped journal or one
+of station 0.1.0 is opened), and a journal of an older station is migrated (explicitly,
+one schema at a time) before it is written to.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from station.live.journal.errors import JournalError
+from station.shared import stamps
+from station.shared.rows import GENESIS, row_hash
 
 SCHEMA = """
 CREATE TABLE journal (
@@ -49,9 +52,9 @@ CREATE TABLE outbox (
 #: One event owed to one endpoint: (the endpoint's key, the row's seq, the event's id, its
 #: body as sent).
 OutboxEntry = tuple[str, int, str, bytes]
-#: SQLite's `application_id` of a station journal ("BACC"): another program's database
-#: given as `[journal] path` is refused instead of taken over.
-APPLICATION_ID = 0x42414343
+#: SQLite's `application_id` of a station journal ("BACC"): any other file given as
+#: `[journal] path` is refused instead of taken over.
+APPLICATION_ID = stamps.JOURNAL
 #: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
 SCHEMA_VERSION = 3
 #: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
@@ -80,15 +83,51 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+def check_file(path: Path) -> None:
+    """`JournalError` unless the file at `path` is new (none, or empty), stamped as a
+    station journal, or a journal of station 0.1.0; read before SQLite opens it, so a file
+    refused is left as it was, byte for byte, with nothing added beside it."""
+    found = stamps.foreign(path, APPLICATION_ID)
+    if found is None or _legacy(path, found):
+        return
+    raise JournalError(
+        f"cannot open the journal {path}: it is not a station journal ({found.words()}); "
+        "it was left untouched: give [journal] path a file of its own (a new journal "
+        "starts in a missing or empty file)"
+    )
+
+
+def _legacy(path: Path, found: stamps.Found) -> bool:
+    """Whether the unstamped file at `path` is a journal of station 0.1.0: the journal's
+    table alone, with that station's columns, and its first row the start of a hash chain
+    (a table named like ours is not enough)."""
+    if (found.application_id, found.user_version, found.objects) != (0, 0, (("table", "journal"),)):
+        return False
+    try:
+        with stamps.reading(path) as db:
+            if _columns(db) != COLUMNS:
+                return False
+            first = db.execute(f"SELECT {', '.join(COLUMNS)} FROM journal ORDER BY seq LIMIT 1")
+            row = first.fetchone()
+    except sqlite3.Error:
+        return False
+    if row is None:
+        return False
+    seq, *linked, prev, digest = row
+    return bool(seq == 1 and prev == GENESIS and row_hash(seq, *linked, prev) == digest)
+
+
 def adopt(db: sqlite3.Connection, path: Path) -> int | None:
-    """Make a new file (`db`, open on `path`) a journal, or check that an existing one is a
-    station journal of a schema this station knows, migrating an older one. Returns the
-    schema migrated from (None if none was needed). A file refused is closed untouched."""
+    """Make a new file (`db`, open on `path`, which `check_file` let through) a journal, or
+    check that an existing one is a station journal of a schema this station knows,
+    migrating an older one. Returns the schema migrated from (None if none was needed). A
+    file refused is closed untouched."""
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
     listed = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     tables = sorted(name for (name,) in listed)
-    if app_id == 0 and not tables:  # a new, empty file
+    nothing = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    if (app_id, version) == (0, 0) and nothing:  # a new, empty file
         _migrate(db, [SCHEMA, OUTBOX], SCHEMA_VERSION)
         return None
     legacy = (app_id, version, tables) == (0, 0, ["journal"]) and _columns(db) == COLUMNS
@@ -97,7 +136,7 @@ def adopt(db: sqlite3.Connection, path: Path) -> int | None:
         what = f"tables {', '.join(tables)}" if tables else f"application_id {app_id}"
         raise JournalError(
             f"{path} is not a station journal (another program's SQLite database: "
-            f"{what}); it was left untouched. Give [journal] path a file of its own"
+            f"{what}); it was left untouched: give [journal] path a file of its own"
         )
     if version > SCHEMA_VERSION:
         db.close()

@@ -37,7 +37,14 @@ from station.live.journal.errors import (
     JournalUnavailable,
     JournalUnopenable,
 )
-from station.live.journal.schema import INSERT, SCHEMA_VERSION, OutboxEntry, adopt, transaction
+from station.live.journal.schema import (
+    INSERT,
+    SCHEMA_VERSION,
+    OutboxEntry,
+    adopt,
+    check_file,
+    transaction,
+)
 from station.live.journal.table import (
     Replayed,
     replay,
@@ -64,8 +71,6 @@ log = logging.getLogger("station.live.journal")
 
 OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)"
 SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
-#: The size of the write `Journal.probe` tries before the writer commits again.
-PROBE_BYTES = 64 * 1024
 
 
 class Journal:
@@ -76,11 +81,12 @@ class Journal:
         self.head_path = self.path.with_name(self.path.name + ".head")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_file(self.path)  # first: a file refused is left as it was
             target = self.path if create else f"{self.path.resolve().as_uri()}?mode=rw"
             self._db = sqlite3.connect(
                 target, isolation_level=None, check_same_thread=False, uri=not create
             )
-            self.migrated_from = adopt(self._db, self.path)  # first: a foreign file stays untouched
+            self.migrated_from = adopt(self._db, self.path)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
         except (OSError, sqlite3.Error) as exc:
@@ -318,17 +324,24 @@ class Journal:
         the journal file is the one this station writes (a restored copy of it is taken
         back). Cheap: the writer calls it before it tries to commit again."""
         self.check_file_or_reopen()
-        probe = self.path.with_name(self.path.name + ".probe")
         try:
-            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, bytes(PROBE_BYTES))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-                os.unlink(probe)
+            disk.probe(self.path)
         except OSError as exc:
             raise JournalUnavailable(self.unwritable(exc)) from exc
+
+    def check_room(self) -> None:
+        """`JournalUnopenable` (the journal closed) unless its disk takes a small synced
+        write now: SQLite opens a journal left with its `-wal` and `-shm` on a full disk and
+        fails only at its first commit, so a start waits here, as for a journal it cannot
+        open at all, and its first rows (`start`, the restart) find room."""
+        try:
+            disk.probe(self.path)
+        except OSError as exc:
+            self.close()
+            what = disk.disk_condition(exc, self.path)
+            if what is None:
+                what = f"{exc}; check the disk holding {self.path.resolve().parent}"
+            raise JournalUnopenable(f"the journal cannot be opened: {what}") from exc
 
     def check_file_or_reopen(self) -> None:
         """`check_file`, but if a file is back at the journal's path (the operator restored

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from station.core.snapshot import TableSnapshot
-from station.live.publisher.settings import FloorConfig
+from station.live.publisher.settings import FloorConfig, KeyFile
 from station.shared.rows import Pending
 
 if TYPE_CHECKING:  # imported when a floor is configured (nats costs start-up time)
@@ -33,11 +33,15 @@ class PublisherLink:
         table_id: str,
         journal_path: Path,
         post: Callable[[Pending], None],
+        key: KeyFile | None = None,
     ) -> None:
-        """`post`: queue a notice row for the writer (called on the loop)."""
+        """`post`: queue a notice row for the writer (called on the loop). `key`: where
+        the station's signing key is (the publisher reads it to sign its heartbeats and
+        alerts); None: unsigned."""
         self.config = config
         self.table_id = table_id
         self.journal_path = journal_path
+        self.key = key
         self._post = post
         self.process: PublisherProcess | None = None
 
@@ -61,6 +65,7 @@ class PublisherLink:
             self.journal_path,
             state=lambda: TableState.of(*table()),
             journal_notice=journal_notice,
+            key=self.key,
         )
         self.process.start()
 

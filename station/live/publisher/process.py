@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from station.live.publisher.publisher import PublisherStatus, TableState
-from station.live.publisher.settings import FloorConfig
+from station.live.publisher.settings import FloorConfig, KeyFile
 from station.shared.rows import Pending
 
 log = logging.getLogger("station.live.floor")
@@ -67,8 +67,10 @@ class PublisherProcess:
         *,
         state: Callable[[], TableState],
         journal_notice: Callable[[Pending], None],
+        key: KeyFile | None = None,
     ) -> None:
         self.config, self.table, self.journal = config, table, journal
+        self.key = key
         self._state = state
         self._journal_notice = journal_notice
         self._status = PublisherStatus("connecting", 0, "starting the publisher process")
@@ -139,6 +141,7 @@ class PublisherProcess:
                 "config": self.config.model_dump(mode="json"),
                 "table": self.table,
                 "journal": str(self.journal),
+                "key": None if self.key is None else self.key.to_dict(),
                 "level": log.getEffectiveLevel(),
             },
         )

@@ -12,11 +12,13 @@ row, so the stream stores a row only right after the row before it. After any er
 publish not acknowledged in time, a broker restarted or frozen, a wrong last sequence)
 and at start, the publisher asks the stream for the last row it holds for the table
 (`sync`, by `stream.last_held`): that row's hash must be the journal's hash at that seq,
-and publishing resumes after it (rows the broker lost are sent again). A mismatch, or a
-stream ahead of the journal, means two journals claim one table: the publisher refuses
-(publishes nothing), journals a notice, logs an error, sends an alert and says so in its
-status (and so in `/api/health` and the heartbeat); it looks again every
-`CONFLICT_RETRY` seconds, in case the operator resolved it.
+and publishing resumes after it (rows the broker lost are sent again). A message there
+that a signed station did not sign is foreign (`foreign`): the station says so and
+publishes its own rows after it. A mismatch otherwise, or a stream ahead of the journal,
+means two journals claim one table: the publisher refuses (publishes nothing), journals
+a notice, logs an error, sends an alert and says so in its status (and so in
+`/api/health` and the heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case
+the operator resolved it.
 
 Rows that wait (after an outage, or while the broker is slow: then the publisher gathers
 rows for as long as an acknowledgement takes, up to `MAX_GATHER`) go as atomic batches
@@ -24,7 +26,8 @@ of up to `BATCH_MAX` rows: all stored or none, the expected last sequence checke
 the first, one disk sync for all (the broker syncs every acknowledged write).
 
 A heartbeat (core NATS) goes out every `[floor] heartbeat_interval` seconds whatever the
-stream does, with the journal's last row and the table's state.
+stream does, with the journal's last row and the table's state. With the station's key
+(`key`), heartbeats and alerts are signed, as every row of its journal is.
 """
 
 from __future__ import annotations
@@ -47,9 +50,11 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError
 
 from station.core.snapshot import TableSnapshot
+from station.live.publisher.foreign import ALERT_CODE, ForeignWatch
 from station.live.publisher.settings import FloorConfig
 from station.live.publisher.stream import (
     Conflict,
+    Held,
     StreamMissing,
     check_reply,
     check_stream,
@@ -70,6 +75,7 @@ from station.shared.messages import (
     journal_subject,
 )
 from station.shared.rows import Pending, Row, notice, now_ts
+from station.shared.signing import SigningKey
 
 log = logging.getLogger("station.live.floor")
 
@@ -172,12 +178,21 @@ class Publisher:
         *,
         state: Callable[[], Awaitable[TableState]] | None = None,
         journal_notice: Callable[[Pending], None] | None = None,
+        key: SigningKey | None = None,
     ) -> None:
+        """`key`: the station's signing key, which signs its heartbeats and alerts (its
+        rows come signed from the journal); None: they go unsigned."""
         self.config = config
         self.table = table
         self.site = config.site
         self.subject = journal_subject(self.site, table)
         self.tail = JournalTail(journal)
+        self.key = key
+        #: The messages at the table's subject that this station did not sign.
+        self.foreign = ForeignWatch(self.tail)
+        #: The last journal row the stream is known to hold of this station's (None: not
+        #: known yet): where to go on after a foreign message.
+        self._ours: int | None = None
         self._state = state
         self._journal_notice = journal_notice
         #: Told of each change of `status` (the publisher process reports it at once).
@@ -331,17 +346,47 @@ class Publisher:
                 await asyncio.sleep(RETRY_MAX)
 
     async def sync(self, js: JetStreamContext) -> None:
-        """Ask the stream for the table's last row; resume after it if it is this
-        journal's row, else `Conflict`."""
+        """Ask the stream for the table's last message; resume after it if it is this
+        journal's row or a foreign message (`stream.last_held`), else `Conflict`."""
         found = await last_held(js, self.config.stream, self.subject, self.table, self.tail)
         if found is None:
             self.stream_seq, self.published = 0, 0
             return
-        self.stream_seq, self.published = found
+        if found.foreign is not None:
+            await self._foreign(found)
+        else:
+            assert found.row is not None
+            self.stream_seq, self.published = found.stream_seq, found.row
+            self._ours = found.row
         if self._refused:
             self._refused = False
             log.warning("floor: %s (stream holds up to row %d)", RESUMED, self.published)
             self._say(notice("station", "floor", RESUMED, stream_row=self.published))
+
+    async def _foreign(self, held: Held) -> None:
+        """A message this station did not sign is the stream's last of the table: its own
+        rows go on after it; journaled and alerted (`foreign`)."""
+        after = self.foreign.resume_after(held, self._ours)
+        self.stream_seq, self.published = held.stream_seq, after
+        self._ours = after
+        said = self.foreign.met_one(held, after, self.subject)
+        if said is None:
+            return
+        words = self.foreign.words(held, after)
+        log.warning("floor: %s", words)
+        self._say(said)
+        await self._alert(ALERT_CODE, words)
+
+    async def _alert(self, code: str, words: str) -> None:
+        """An alert on the table's alert subject (signed with the station's key)."""
+        nc = self._nc
+        if nc is None or not nc.is_connected:
+            return
+        alert = Alert(self.site, self.table, now_ts(), code, words)
+        if self.key is not None:
+            alert = alert.signed(self.key)
+        with contextlib.suppress(NatsError, OSError):
+            await nc.publish(alert_subject(self.site, self.table), alert.encode())
 
     async def _pump(self) -> None:
         """Publish every row after `published`, then wait for the next commit."""
@@ -391,6 +436,7 @@ class Publisher:
         if ack is None or not isinstance(ack.get("seq"), int):
             raise NatsError(f"no publish ack for row {row.seq}: {reply.data[:200]!r}")
         self.stream_seq, self.published = ack["seq"], row.seq
+        self._ours = row.seq
         self.sent += 1
         self._acked(sent)
 
@@ -431,6 +477,7 @@ class Publisher:
                     if ack is None or not isinstance(ack.get("seq"), int):
                         raise NatsError(f"no publish ack for the batch: {reply.data!r}")
                     self.stream_seq, self.published = ack["seq"], row.seq
+                    self._ours = row.seq
                     self.sent += last
                     self._batch_failures = 0
         except APIError as exc:
@@ -457,10 +504,7 @@ class Publisher:
             return
         log.error("floor: %s: %s; nothing is published until it is resolved", REFUSED, reason)
         self._say(notice("station", "floor", REFUSED, reason=reason, subject=self.subject))
-        if self._nc is not None and self._nc.is_connected:
-            alert = Alert(self.site, self.table, now_ts(), "conflict", f"{REFUSED}: {reason}")
-            with contextlib.suppress(NatsError, OSError):
-                await self._nc.publish(alert_subject(self.site, self.table), alert.encode())
+        await self._alert("conflict", f"{REFUSED}: {reason}")
 
     def _say(self, pending: Pending) -> None:
         if self._journal_notice is not None:
@@ -474,9 +518,10 @@ class Publisher:
     # -- heartbeats ----------------------------------------------------------------------
 
     async def heartbeat(self) -> Heartbeat:
+        """The heartbeat now, signed with the station's key if it has one."""
         seq, last_hash = self.tail.last()
         table = await self._state() if self._state is not None else TableState()
-        return Heartbeat(
+        beat = Heartbeat(
             site=self.site,
             table=self.table,
             ts=now_ts(),
@@ -492,6 +537,7 @@ class Publisher:
             interval=self.config.heartbeat_interval,
             journal=table.journal,
         )
+        return beat if self.key is None else beat.signed(self.key)
 
     async def _heartbeats(self) -> None:
         """One at once when connected, then every `heartbeat_interval` seconds (none while

@@ -8,13 +8,18 @@ fields, so they are never printed, journaled or dumped with the config.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 from pydantic import Field
 
 from station.shared.broker_login import BrokerLogin
 from station.shared.messages import HEARTBEAT_INTERVAL, STREAM
 from station.shared.sections import bounds
+from station.shared.signing import SigningKey
 
 
 class FloorConfig(BrokerLogin):
@@ -59,3 +64,53 @@ class FloorConfig(BrokerLogin):
     @property
     def enabled(self) -> bool:
         return bool(self.url)
+
+
+class KeySection(Protocol):
+    """What names the station's key: its `[journal]` section."""
+
+    @property
+    def signing_key(self) -> Path | None: ...
+
+    @property
+    def signing_key_credential(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFile:
+    """Where the station's signing key is, for the publisher's process to read it itself
+    (a key never crosses a process boundary): `[journal] signing_key` and the systemd
+    credential that holds it under the installed unit (`signing_key_credential`), read as
+    the station reads them (`JournalConfig.load_key`): the credential if systemd handed it
+    over (`$CREDENTIALS_DIRECTORY`, which the publisher inherits), else the file."""
+
+    path: Path | None
+    credential: str = ""
+
+    @classmethod
+    def of(cls, journal: KeySection) -> KeyFile:
+        """From the station's `[journal]` section (its `signing_key` and
+        `signing_key_credential`)."""
+        return cls(journal.signing_key, journal.signing_key_credential)
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "path": None if self.path is None else str(self.path),
+            "credential": self.credential,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> KeyFile:
+        path = data.get("path")
+        return cls(None if path is None else Path(path), str(data.get("credential", "")))
+
+    def load(self, environ: Mapping[str, str] = os.environ) -> SigningKey | None:
+        """The key (None: the station has none); SigningError says why it cannot be read."""
+        if self.path is None:
+            return None
+        folder = environ.get("CREDENTIALS_DIRECTORY")
+        if self.credential and folder:
+            credential = Path(folder) / self.credential
+            if credential.is_file():
+                return SigningKey.load(credential)
+        return SigningKey.load(self.path)

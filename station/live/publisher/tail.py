@@ -1,5 +1,7 @@
 """The publisher's own read-only view of the journal file: the committed rows it sends,
-and the hashes it checks the stream's last row against.
+the hashes it checks the stream's last row against, and what the journal says that
+bears on the stream: the keys that sign it, the backup its epoch was restored from, and
+where the publisher found a message at its subject that it did not sign.
 
 Why a connection of its own: the journal is in WAL mode, so a reader never blocks the
 writer and sees only committed rows; a journal restored under the station is a new file,
@@ -11,8 +13,17 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+import orjson
+
+from station.live.journal.epoch import RESTORED
+from station.shared.keychain import NAMING, key_named
 from station.shared.rows import GENESIS, Row, row_of
+from station.shared.signing import PublicKey, SigningError
+
+#: The notice the publisher journals for a message at its subject it did not sign.
+FOREIGN = "floor: a message at this table's subject that this station did not sign"
 
 #: Rows read from the journal at a time.
 READ_BATCH = 256
@@ -49,6 +60,51 @@ class JournalTail:
             .fetchone()
         )
         return (0, GENESIS) if found is None else (int(found[0]), str(found[1]))
+
+    def keys(self) -> set[PublicKey]:
+        """Every key the journal names (its first, the ones handed over to): what signs
+        this station's rows, in this epoch or an earlier one."""
+        found = set()
+        sql = (
+            "SELECT event FROM journal WHERE kind = 'notice' AND "
+            "json_extract(event, '$.message') IN (?, ?, ?)"
+        )
+        for (text,) in self._conn().execute(sql, NAMING):
+            with contextlib.suppress(SigningError, orjson.JSONDecodeError):
+                key = key_named(orjson.loads(text))
+                if key is not None:
+                    found.add(key)
+        return found
+
+    def restored_from(self) -> int | None:
+        """The last row of the backup the journal's epoch was restored from (None: never
+        restored): the rows after it are numbered again, in a new epoch."""
+        event = self._latest(RESTORED)
+        rows = None if event is None else event.get("backup_rows")
+        return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
+
+    def foreign_after(self, stream_seq: int) -> int | None:
+        """The journal row the publisher had sent last when it found the foreign message
+        at stream sequence `stream_seq` (its notice says so), None: not noticed."""
+        event = self._latest(FOREIGN, stream_seq)
+        after = None if event is None else event.get("after_row")
+        return after if isinstance(after, int) and not isinstance(after, bool) else None
+
+    def _latest(self, message: str, stream_seq: int | None = None) -> dict[str, Any] | None:
+        """The event of the latest notice `message` (of `stream_seq`, if given)."""
+        sql = (
+            "SELECT event FROM journal WHERE kind = 'notice' AND "
+            "json_extract(event, '$.message') = ?"
+        )
+        args: tuple[Any, ...] = (message,)
+        if stream_seq is not None:
+            sql += " AND json_extract(event, '$.stream_seq') = ?"
+            args = (message, stream_seq)
+        found = self._conn().execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
+        if found is None:
+            return None
+        event = orjson.loads(found[0])
+        return event if isinstance(event, dict) else None
 
     def reopen(self) -> None:
         """Drop the connection (after an error: a journal restored under the station is

@@ -27,8 +27,9 @@ import orjson
 
 from station.live.publisher.process import encode
 from station.live.publisher.publisher import BURST_GAP, Publisher, PublisherStatus, TableState
-from station.live.publisher.settings import FloorConfig
+from station.live.publisher.settings import FloorConfig, KeyFile
 from station.shared.rows import Pending
+from station.shared.signing import SigningError, SigningKey
 
 #: Seconds between two looks at the publisher's status (sent when it changed).
 REPORT_EVERY = 0.1
@@ -95,6 +96,7 @@ class Worker:
             Path(start["journal"]),
             state=self.ask_state,
             journal_notice=self.journal_notice,
+            key=_key(start.get("key")),
         )
         publisher.on_status = self._status_changed
         self.publisher = publisher
@@ -209,6 +211,21 @@ class Worker:
             if publisher.status.state != "publishing":
                 return
             await asyncio.sleep(0.01)
+
+
+def _key(where: dict[str, Any] | None) -> SigningKey | None:
+    """The station's key, read here from where the station reads it; None (said in the
+    log) if it has none or it cannot be read: heartbeats and alerts then go unsigned, and
+    a floor that knows the table's key shows none of them."""
+    if where is None:
+        return None
+    try:
+        return KeyFile.from_dict(where).load()
+    except SigningError as exc:
+        logging.getLogger("station.live.floor").error(
+            "floor: heartbeats and alerts go unsigned (the floor ignores them): %s", exc
+        )
+        return None
 
 
 def _write(writer: asyncio.StreamWriter, data: bytes) -> None:

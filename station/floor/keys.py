@@ -1,0 +1,224 @@
+"""The public key of each table: what the floor checks its rows, heartbeats and alerts with,
+and how the floor comes to trust it.
+
+Why: a table's broker login sits on its dealer PC, so whoever holds it can publish rows,
+heartbeats and alerts in the table's name; only the station's Ed25519 signature shows
+that the station wrote them. The floor trusts a table's key because:
+- the config names it (`[[table]] public_key`: the output of `station key show`); or
+- the station named it on first use (its journal's first row, or a `journal signed`
+  notice) and a supervisor accepted it on the floor view, its fingerprint compared with
+  the station's (`station key show` prints it); until then the table's rows are held;
+- the key the floor trusted handed over to it (`signing key rotated`, endorsed by the
+  old key: `station key rotate`).
+A table whose station has no key (the demo, an older station) is archived unsigned, as
+before, and shown so.
+
+`check_row` decides each row against the table's key as the archive has it, as
+`station.shared.keychain.check` does for a whole journal: rows before the journal names a
+key are its unsigned beginning, bound by the signatures after them; from the row that
+names a key on, each row must be signed by the key in force. Kept in the archive's
+`table_key` table (one row per table), written in the archive's transactions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from station.floor.arrival import FloorRow
+from station.shared.keychain import ROTATED, key_named
+from station.shared.signing import PublicKey, SigningError
+
+KEY_TABLE = """
+    CREATE TABLE table_key (
+        table_id TEXT PRIMARY KEY,
+        public_key TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('trusted', 'pending')),
+        origin TEXT NOT NULL,
+        since_seq INTEGER,
+        anchor TEXT,
+        decision INTEGER REFERENCES decision (id)
+    ) WITHOUT ROWID
+"""
+#: How the floor came to a key (`TableKey.origin`).
+CONFIG, FIRST_USE, ACCEPTED, ROTATION = "config", "first use", "accepted", "rotation"
+#: What `check_row` finds of a row.
+OK, FORGED, PENDING = "ok", "forged", "pending"
+
+
+@dataclass(frozen=True, slots=True)
+class TableKey:
+    """A table's key as the floor holds it: trusted, or named by the station and waiting
+    for a supervisor (pending)."""
+
+    table: str
+    key: PublicKey | None  # None: pending, but the rows name no key (set it in the config)
+    state: str  # "trusted" or "pending"
+    origin: str
+    #: The archived row that named it (None: none yet: a key from the config or accepted
+    #: before the row that names it is archived).
+    since_seq: int | None = None
+    #: The key the config names, which rotations lead from (None: not from the config).
+    anchor: PublicKey | None = None
+    #: The supervisor's decision that accepted it.
+    decision: int | None = None
+
+    @property
+    def trusted(self) -> PublicKey | None:
+        """The key, if the floor trusts it (None: none, or pending)."""
+        return self.key if self.state == "trusted" else None
+
+    @property
+    def fingerprint(self) -> str | None:
+        return None if self.key is None else self.key.fingerprint
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "public_key": None if self.key is None else self.key.text,
+            "state": self.state,
+            "origin": self.origin,
+            "since_seq": self.since_seq,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What `check_row` found: ok, forged (why) or pending (held for a supervisor); and
+    the table's key after the row (a key named, a hand-over), None: unchanged."""
+
+    verdict: str
+    words: str | None = None
+    key: TableKey | None = None
+
+
+def read_keys(db: sqlite3.Connection) -> dict[str, TableKey]:
+    """table -> its key, as the archive has them."""
+    found = {}
+    for table, text, state, origin, since, anchor, decision in db.execute(
+        "SELECT table_id, public_key, state, origin, since_seq, anchor, decision FROM table_key"
+    ):
+        key = PublicKey.from_text(text) if text else None
+        held = PublicKey.from_text(anchor) if anchor else None
+        found[table] = TableKey(table, key, state, origin, since, held, decision)
+    return found
+
+
+def write_key(db: sqlite3.Connection, key: TableKey) -> None:
+    """Store a table's key (inside the caller's transaction)."""
+    db.execute(
+        "INSERT OR REPLACE INTO table_key VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            key.table,
+            "" if key.key is None else key.key.text,
+            key.state,
+            key.origin,
+            key.since_seq,
+            None if key.anchor is None else key.anchor.text,
+            key.decision,
+        ),
+    )
+
+
+def configured(table: str, key: PublicKey, held: TableKey | None) -> TableKey | None:
+    """The table's key once the config names `key` (None: what the archive holds stands:
+    the same key, or one the configured key handed over to)."""
+    if held is not None and held.state == "trusted" and key in (held.key, held.anchor):
+        return None
+    return TableKey(table, key, "trusted", CONFIG, None, key)
+
+
+def _named(row: FloorRow) -> tuple[PublicKey | None, dict[str, Any]]:
+    """The key a notice row names (None: none) and its event; SigningError if it names
+    one that cannot be read."""
+    if row.kind != "notice" or "signing_key" not in row.event:
+        return None, {}
+    event = orjson.loads(row.event)
+    return key_named(event), event
+
+
+def check_row(table: str, held: TableKey | None, row: FloorRow) -> Checked:
+    """Whether the row is the station's, by the table's key `held` (None: none known)."""
+    try:
+        named, event = _named(row)
+    except SigningError as exc:
+        return Checked(FORGED, f"row {row.seq} names a signing key that cannot be read ({exc})")
+    if held is None:
+        return _first_use(table, named, row)
+    if held.state == "pending":
+        if held.key is None or held.key.verify_row(row.hash, row.signature):
+            return Checked(PENDING, _pending_words(row.seq, held))
+        return Checked(FORGED, _not_signed(row, held.key))
+    key = held.key
+    assert key is not None
+    if named is not None and named != key:
+        if event.get("message") != ROTATED:
+            return Checked(
+                FORGED,
+                f"row {row.seq} names key {named.fingerprint}, but the table's key is "
+                f"{key.fingerprint}: a new key takes over only by a rotation the old key "
+                "endorses (`station key rotate`)",
+            )
+        if not key.verify_endorsement(named, event.get("endorsement")):
+            return Checked(
+                FORGED,
+                f"row {row.seq} hands the table over to key {named.fingerprint} without the "
+                f"endorsement of its key {key.fingerprint}",
+            )
+        if not named.verify_row(row.hash, row.signature):
+            return Checked(FORGED, _not_signed(row, named))
+        return Checked(OK, key=TableKey(table, named, "trusted", ROTATION, row.seq, held.anchor))
+    if row.signature is None and named is None and held.since_seq is None:
+        return Checked(OK)  # the journal's unsigned beginning: its first key is still to come
+    if not key.verify_row(row.hash, row.signature):
+        return Checked(FORGED, _not_signed(row, key))
+    if named is not None and held.since_seq is None:
+        return Checked(OK, key=replace(held, since_seq=row.seq))
+    return Checked(OK)
+
+
+def _first_use(table: str, named: PublicKey | None, row: FloorRow) -> Checked:
+    """A row of a table whose key the floor does not know yet."""
+    if row.signature is None:
+        if named is not None:
+            return Checked(FORGED, f"row {row.seq} names key {named.fingerprint} but is unsigned")
+        return Checked(OK)  # an unsigned journal: archived as such
+    if named is None:
+        pending = TableKey(table, None, "pending", FIRST_USE)
+        return Checked(PENDING, _pending_words(row.seq, pending), pending)
+    if not named.verify_row(row.hash, row.signature):
+        return Checked(FORGED, _not_signed(row, named))
+    pending = TableKey(table, named, "pending", FIRST_USE)
+    return Checked(PENDING, _pending_words(row.seq, pending), pending)
+
+
+def _not_signed(row: FloorRow, key: PublicKey) -> str:
+    what = "is unsigned" if row.signature is None else "has a signature that does not verify"
+    return (
+        f"row {row.seq} {what} with the table's key {key.fingerprint}: not written by its "
+        "station (forged with the table's broker login, or changed on the way); it is held, "
+        "never archived"
+    )
+
+
+def _pending_words(seq: int, pending: TableKey) -> str:
+    if pending.key is None:
+        return (
+            f"row {seq} is signed, but the floor knows no key of this table and its rows name "
+            "none: give [[table]] public_key (`station key show` at the table) and restart the "
+            "floor service; its rows are held until then"
+        )
+    return (
+        f"the table's station names key {pending.key.fingerprint} (first use): compare it "
+        "with `station key show` at the table, then accept it on the floor view; its rows "
+        f"from row {seq} are held until then"
+    )
+
+
+def trusted_keys(keys: Mapping[str, TableKey]) -> dict[str, PublicKey]:
+    """table -> the key the floor checks its heartbeats and alerts with."""
+    return {t: k.key for t, k in keys.items() if k.state == "trusted" and k.key is not None}

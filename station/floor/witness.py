@@ -1,0 +1,113 @@
+"""The floor as witness: whether what comes in a table's name is its station's, by the
+table's public key (`keys`), and what the floor view shows of it.
+
+Why apart from the board: a table's broker login lets anyone publish heartbeats and alerts
+in its name (a stopped table shown online, a made-up suspension, a dashboard link to
+another site). The archive checks each row's signature itself; the heartbeats and alerts,
+which are not kept, are checked here before the board lets them change anything: one
+that the table's key did not sign changes nothing the floor shows; it is counted, and
+alerted (FORGED_MESSAGE, by the archive, at most once a minute a table). A table whose
+station has no key, or whose key waits for a supervisor, has nothing to check against:
+its heartbeats count as before, its dashboard links are not shown (only the config's).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from station.floor.decisions import Decision
+from station.floor.keys import CONFIG, TableKey
+from station.shared.messages import Alert, Heartbeat
+from station.shared.signing import PublicKey
+
+if TYPE_CHECKING:  # the archive is handed in, never made here
+    from station.floor.archive import Archive
+    from station.floor.committed import Committed
+    from station.floor.config import FloorTableConfig
+
+log = logging.getLogger("station.floor")
+
+#: The least seconds between two FORGED_MESSAGE alerts asked of the archive for a table.
+ALERT_EVERY = 60.0
+
+
+class Witness:
+    """Every table's key as the archive holds it, and what was refused in its name."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.keys: dict[str, TableKey] = {}
+        #: Per table: rows held as forged (the archive's count), heartbeats and alerts
+        #: ignored as forged (since this service started).
+        self.forged_rows: dict[str, int] = {}
+        self.forged_messages: dict[str, int] = {}
+        #: Per table: the first row of a new epoch waiting for a supervisor.
+        self.new_epochs: dict[str, int] = {}
+        #: Told of a forged message to alert (table, words): the service has the archive
+        #: raise FORGED_MESSAGE.
+        self.on_forged: Callable[[str, str], None] | None = None
+        self._alerted: dict[str, float] = {}
+
+    def load(self, archive: Archive, tables: Mapping[str, FloorTableConfig]) -> None:
+        """At start: the config's keys trusted in the archive (`Archive.trust`: rows held
+        for a key it names are taken now, before the board reads the archive), then the
+        keys and counts as the archive has them."""
+        configured = {t: c.key for t, c in tables.items() if c.key is not None}
+        archive.trust(configured)
+        self.keys = dict(archive.keys)
+        self.forged_rows = archive.forged_counts()
+        self.new_epochs = archive.new_epochs()
+
+    def committed(self, done: Committed) -> None:
+        self.keys = done.keys
+        self.forged_rows = done.forged
+        self.new_epochs = done.new_epochs
+
+    def trusted(self, table: str) -> PublicKey | None:
+        key = self.keys.get(table)
+        return None if key is None else key.trusted
+
+    def vouches(self, table: str, message: Heartbeat | Alert, what: str) -> bool | None:
+        """Whether the table's key signed `message` (a heartbeat or an alert); None: the
+        floor trusts no key of the table, so there is nothing to check. False is counted
+        and alerted: the caller ignores the message."""
+        key = self.trusted(table)
+        if key is None:
+            return None
+        if message.signed_by(key):
+            return True
+        count = self.forged_messages.get(table, 0) + 1
+        self.forged_messages[table] = count
+        how = "unsigned" if message.signature is None else "not signed by the table's key"
+        words = (
+            f"a {what} in table {table}'s name, {how} ({key.fingerprint}): not its station's "
+            "(the table's broker login used by someone else?); ignored, nothing it says is "
+            f"shown ({count} such messages since the floor service started)"
+        )
+        now = self.clock()
+        last = self._alerted.get(table)
+        if last is None or now - last >= ALERT_EVERY:
+            self._alerted[table] = now
+            log.warning("table %s: %s", table, words)
+            if self.on_forged is not None:
+                self.on_forged(table, words)
+        return False
+
+    def table(self, table_id: str, decisions: Sequence[Decision]) -> dict[str, Any]:
+        """What the table's line shows of its key, the forged rows and messages, and its
+        epochs."""
+        key = self.keys.get(table_id)
+        epoch = max((d.epoch for d in decisions if d.epoch is not None), default=1)
+        waiting = self.new_epochs.get(table_id)
+        return {
+            "key": None if key is None else key.to_api(),
+            "signed": key is not None and key.trusted is not None,
+            "key_from_config": key is not None and key.origin == CONFIG,
+            "forged": self.forged_rows.get(table_id, 0),
+            "forged_messages": self.forged_messages.get(table_id, 0),
+            "epoch": epoch,
+            "new_epoch": None if waiting is None else {"seq": waiting, "epoch": epoch + 1},
+        }
