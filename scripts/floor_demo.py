@@ -151,6 +151,7 @@ def brokers(
     """One broker on `port`, or (`size` 2 and more) a cluster of `size` nodes on `port`
     and the ports after it, each its own store under `home` (not started)."""
     if size <= 1:
+        home.mkdir(parents=True, exist_ok=True)
         conf = home / "nats-server.conf"
         conf.write_text(render_config(port, home / "broker-store", users, admin_password))
         return Broker(conf, port, log=home / "logs" / "nats-server.log")

@@ -12,6 +12,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from station.live.journal import Journal
 from station.live.journal.schema import APPLICATION_ID as JOURNAL_ID
 from station.live.journal.schema import COLUMNS
 from station.shared.protection_index import APPLICATION_ID as INDEX_ID
-from station.shared.protection_index import SqliteHistory
+from station.shared.protection_index import SCHEMA, SCHEMA_VERSION, SqliteHistory
 from tests.conftest import run_station, spawn_run, spawn_station
 from tests.netkit import free_port
 
@@ -123,25 +124,38 @@ def check_refusal(message: str, path: Path, store: str, make: Callable[[Path, st
         assert WORDS[make] in message, message
 
 
-def station_config(folder: Path, journal: Path, *lines: str) -> Path:
+def refused(proc: subprocess.Popen[str]) -> str:
+    """The stderr of a program that must stop at once, refusing its file (killed if it is
+    still running after a while: it took the file)."""
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("it started on the foreign file instead of refusing it") from None
+    assert proc.returncode not in (0, -signal.SIGTERM), out
+    return err
+
+
+def station_config(folder: Path, journal: Path, *lines: str) -> tuple[Path, str]:
+    """A station's config in `folder` (demo tokens; `lines` added) and its URL."""
     config = folder / "station.toml"
+    bind = f"127.0.0.1:{free_port()}"
     config.write_text(
-        f'[journal]\npath = "{journal}"\n'
-        f'[api]\nbind = "127.0.0.1:{free_port()}"\ndemo_tokens = true\n' + "\n".join(lines)
+        f'[journal]\npath = "{journal}"\n[api]\nbind = "{bind}"\ndemo_tokens = true\n'
+        + "\n".join(lines)
     )
-    return config
+    return config, f"http://{bind}"
 
 
 @pytest.mark.parametrize("make", CORPUS, ids=lambda make: make.__name__)
 def test_station_run_refuses_a_foreign_journal(tmp_path: Path, make: Callable[..., None]) -> None:
     path = foreign_file(tmp_path, make, "journal")
     before = snapshot(path)
-    config = station_config(tmp_path, path)
-    proc = spawn_run(config, log_level="error")
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode not in (0, -signal.SIGTERM), out
-    check_refusal(err, path, "journal", make)
+    config, _ = station_config(tmp_path, path)
+    err = refused(spawn_run(config, log_level="error"))
     assert snapshot(path) == before
+    check_refusal(err, path, "journal", make)
 
 
 @pytest.mark.parametrize("make", CORPUS, ids=lambda make: make.__name__)
@@ -150,8 +164,8 @@ def test_journal_verify_refuses_a_foreign_file(tmp_path: Path, make: Callable[..
     before = snapshot(path)
     done = run_station("journal", "verify", "--journal", str(path))
     assert done.returncode != 0
-    check_refusal(done.stderr.decode(), path, "journal", make)
     assert snapshot(path) == before
+    check_refusal(done.stderr.decode(), path, "journal", make)
 
 
 @pytest.mark.parametrize("make", CORPUS, ids=lambda make: make.__name__)
@@ -165,20 +179,10 @@ def test_station_floor_refuses_a_foreign_archive(tmp_path: Path, make: Callable[
         f'[api]\nbind = "127.0.0.1:{free_port()}"\ndemo_tokens = true\n'
         '[[table]]\nid = "table-1"\n'
     )
-    proc = spawn_station(
-        "floor",
-        "--config",
-        str(config),
-        "--log-level",
-        "error",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode not in (0, -signal.SIGTERM), out
-    check_refusal(err, path, "archive", make)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    err = refused(spawn_station("floor", "--config", str(config), "--log-level", "error", **pipes))
     assert snapshot(path) == before
+    check_refusal(err, path, "archive", make)
 
 
 @pytest.mark.parametrize("make", CORPUS, ids=lambda make: make.__name__)
@@ -187,7 +191,7 @@ def test_the_station_refuses_a_foreign_protection_index(
 ) -> None:
     path = foreign_file(tmp_path, make, "index")
     before = snapshot(path)
-    config = station_config(
+    config, url = station_config(
         tmp_path,
         tmp_path / "var" / "journal.db",
         "[protection]",
@@ -204,30 +208,27 @@ def test_the_station_refuses_a_foreign_protection_index(
                 viewer = parts[1]
                 break
         assert viewer is not None
-        url = f"http://{station_bind(config)}/api/protection"
         headers = {"Authorization": f"Bearer {viewer}"}
         deadline = time.monotonic() + 30
         while True:  # the station answers once it has started; the checks start then
             assert proc.poll() is None
-            answer = httpx.get(url, headers=headers, timeout=5)
+            answer = httpx.get(f"{url}/api/protection", headers=headers, timeout=5)
             status = answer.json() if answer.status_code == 200 else {"error": None}
             if status["error"] is not None or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
         assert status["running"] is False
+        assert snapshot(path) == before
         check_refusal(status["error"], path, "index", make)
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode in (0, -signal.SIGTERM)
     assert snapshot(path) == before
-
-
-def station_bind(config: Path) -> str:
-    for line in config.read_text().splitlines():
-        if line.startswith("bind = "):
-            return line.split('"')[1]
-    raise AssertionError("no bind")
 
 
 @pytest.mark.parametrize("store", ["journal", "archive", "index"])
@@ -248,3 +249,25 @@ def test_an_empty_file_is_not_foreign_it_is_new(tmp_path: Path, store: str) -> N
         assert db.execute("PRAGMA application_id").fetchone()[0] == stamp
     finally:
         db.close()
+
+
+def test_a_file_whose_stamp_is_still_in_its_wal_is_its_stores_own(tmp_path: Path) -> None:
+    """A writer killed before its first checkpoint leaves its newest pages, the stamped
+    header among them, in the `-wal` only (an index of an earlier station, which switched
+    to WAL before stamping itself): the file is still the store's own."""
+    path = tmp_path / "index.db"
+    script = (
+        f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id = {INDEX_ID}; "
+        f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    )
+    killed = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA journal_mode=WAL')\n"
+        "db.executescript(sys.argv[2])\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", killed, str(path), script], check=True)
+    assert path.read_bytes()[68:72] == bytes(4)  # the header on disk: not stamped yet
+    assert path.with_name("index.db-wal").stat().st_size > 0
+    SqliteHistory(path).close()

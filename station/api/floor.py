@@ -539,8 +539,10 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
     ) -> Rows:
         """A table's archived rows after `after`, as its journal stores them, with hashes
         and signatures (its chain as its journal now has it): what `station journal
-        verify --against-floor` compares and `restore --from-floor` takes."""
-        floor_reader(request)
+        verify --against-floor` compares and `restore --from-floor` takes. A token from
+        viewer up, even with `public_read` (the rows are the journal, not the view)."""
+        check_floor_role(request, identify(request), "viewer")
+        floor_reader(request)  # ready (503 until the archive is replayed)
         found = await rows_of(service_of(request), table, after, limit)
         if found is None:
             raise HTTPException(404, f"the floor archive has no row of table {table!r}")

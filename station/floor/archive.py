@@ -472,7 +472,7 @@ class Archive(ArchiveReader):
         def work(heads: Heads, now: str, done: Committed) -> None:
             for table, key in configured.items():
                 before = self._keys_now.get(table)
-                changed = keys.configured(table, key, before)
+                changed = keys.configured(self._db, table, key, before)
                 if changed is None:
                     continue
                 if before is not None and before.state == "trusted":

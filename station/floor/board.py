@@ -230,9 +230,9 @@ def _refusal(view: TableView, beat: Heartbeat, archived: str | None) -> str | No
             "its station's publisher is refused (the stream holds another journal's rows of "
             "this table): not this table's station"
         )
-    if beat.floor == PUBLISHING or beat.seq < 1:
-        return None
-    known = view.hash if beat.seq == view.seq else archived if beat.seq < view.seq else None
+    if beat.floor == PUBLISHING or not 0 < beat.seq <= view.seq:
+        return None  # vouched for, or ahead of the archive: nothing to check it against
+    known = view.hash if beat.seq == view.seq else archived
     if known is None or known == beat.hash:
         return None
     return (

@@ -124,12 +124,28 @@ def write_key(db: sqlite3.Connection, key: TableKey) -> None:
     )
 
 
-def configured(table: str, key: PublicKey, held: TableKey | None) -> TableKey | None:
+def configured(
+    db: sqlite3.Connection, table: str, key: PublicKey, held: TableKey | None
+) -> TableKey | None:
     """The table's key once the config names `key` (None: what the archive holds stands:
-    the same key, or one the configured key handed over to)."""
-    if held is not None and held.state == "trusted" and key in (held.key, held.anchor):
+    the same key, or one the table's archived rows handed over to from it)."""
+    trusted = held is not None and held.state == "trusted"
+    if trusted and held is not None and key in (held.key, held.anchor):
+        return None
+    if trusted and _named_in(db, table, key):
         return None
     return TableKey(table, key, "trusted", CONFIG, None, key)
+
+
+def _named_in(db: sqlite3.Connection, table: str, key: PublicKey) -> bool:
+    """Whether an archived row of the table names `key` (the floor followed the table's
+    key from it, by endorsed rotations)."""
+    found = db.execute(
+        "SELECT 1 FROM row WHERE table_id = ? AND kind = 'notice' AND "
+        "json_extract(event, '$.signing_key.public_key') = ? LIMIT 1",
+        (table, key.text),
+    ).fetchone()
+    return found is not None
 
 
 def _named(row: FloorRow) -> tuple[PublicKey | None, dict[str, Any]]:
@@ -149,10 +165,8 @@ def check_row(table: str, held: TableKey | None, row: FloorRow) -> Checked:
         return Checked(FORGED, f"row {row.seq} names a signing key that cannot be read ({exc})")
     if held is None:
         return _first_use(table, named, row)
-    if held.state == "pending":
-        if held.key is None or held.key.verify_row(row.hash, row.signature):
-            return Checked(PENDING, _pending_words(row.seq, held))
-        return Checked(FORGED, _not_signed(row, held.key))
+    if held.state == "pending":  # nothing is trusted yet: every row waits, and is checked
+        return Checked(PENDING, _pending_words(row.seq, held))  # once the key is accepted
     key = held.key
     assert key is not None
     if named is not None and named != key:

@@ -188,7 +188,7 @@ def accept_key(
     decision = _record(
         db, table, "accept_key", None, None, None, held.key.fingerprint, by, role, reason, now
     )
-    return decision, TableKey(table, held.key, "trusted", ACCEPTED, None, None, decision.id)
+    return decision, TableKey(table, held.key, "trusted", ACCEPTED, None, held.key, decision.id)
 
 
 def accepted_gap(db: sqlite3.Connection, table: str, seq: int) -> Decision | None:

@@ -168,6 +168,13 @@ def _field(body: dict[str, Any], key: str, kind: type | tuple[type, ...], what: 
     return value
 
 
+def _signature_of(body: Mapping[str, Any], what: str) -> str | None:
+    signature = body.get("signature")
+    if signature is not None and not isinstance(signature, str):
+        raise BadMessage(f"{what}: field 'signature' must be a string or null: {signature!r}")
+    return signature
+
+
 @dataclass(frozen=True, slots=True)
 class JournalMessage:
     """One journal row on `floor.<site>.<table>.journal`."""
@@ -243,9 +250,6 @@ class JournalMessage:
         seq = _field(body, "seq", int, what)
         if seq < 1:
             raise BadMessage(f"{what}: seq must be 1 or more, got {seq}")
-        signature = body.get("signature")
-        if signature is not None and not isinstance(signature, str):
-            raise BadMessage(f"{what}: field 'signature' must be a string or null")
         return cls(
             _field(body, "table", str, what),
             seq,
@@ -256,7 +260,7 @@ class JournalMessage:
             verdict,
             _field(body, "prev_hash", str, what),
             _field(body, "hash", str, what),
-            signature,
+            _signature_of(body, what),
         )
 
     def computed_hash(self) -> str:
@@ -278,13 +282,6 @@ class JournalMessage:
     def chain_ok(self, prev_hash: str) -> bool:
         """True if this row follows a row whose hash is `prev_hash` and is unedited."""
         return self.prev_hash == prev_hash and self.computed_hash() == self.hash
-
-
-def _signature_of(body: Mapping[str, Any], what: str) -> str | None:
-    signature = body.get("signature")
-    if signature is not None and not isinstance(signature, str):
-        raise BadMessage(f"{what}: field 'signature' must be a string or null: {signature!r}")
-    return signature
 
 
 class _Signed:

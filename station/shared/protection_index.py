@@ -15,6 +15,7 @@ refused before SQLite touches it, and left as it was.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -61,9 +62,10 @@ class SqliteHistory:
             ) from None
         if found is not None:
             raise ProtectionIndexError(
-                f"{self.path} is not a protection index ({found.words()}); it was left "
-                "untouched: give [protection] index a file of its own (a new index starts "
-                "in a missing or empty file, and is built from the shoes dealt from then on)"
+                f"the protection index {self.path} cannot be opened: it is not a protection "
+                f"index ({found.words()}); it was left untouched: give [protection] index a "
+                "file of its own (a new index starts in a missing or empty file, and is built "
+                "from the shoes dealt from then on)"
             )
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -72,6 +74,8 @@ class SqliteHistory:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
         except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(AttributeError, sqlite3.Error):
+                self._db.close()
             raise ProtectionIndexError(
                 f"the protection index {self.path} cannot be opened ({exc}): give "
                 "[protection] index a path the station may write, or move the file away "

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
@@ -53,7 +53,17 @@ def events(count: int, seed: int = 3) -> list[dict[str, Any]]:
     return shoe_events(seed=seed, decks=1)[:count]
 
 
-def forged(table_id: str, after: Row | JournalMessage, **event: Any) -> bytes:
+class Linked(Protocol):
+    """A row as far as the next one links to it."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def hash(self) -> str: ...
+
+
+def forged(table_id: str, after: Linked, **event: Any) -> bytes:
     """A row that follows `after` as its station's would, its hash recomputed with the
     station's own code: what a holder of the table's broker login can make (no key)."""
     seq, prev = after.seq + 1, after.hash

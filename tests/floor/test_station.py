@@ -177,7 +177,16 @@ def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_pat
         assert live.post({"type": "card", "card": "5H"}).status_code == 200
         last = live.station.snapshot.seq
         wait_published(floor, "table-2", last)
-        health = httpx.get(f"{live.url}/api/health").json()
+        # The stream holds the rows before the publisher's next report reaches the station:
+        # health says "publishing" once it has.
+        said: list[dict[str, Any]] = []
+
+        def publishing() -> bool:
+            said[:] = [httpx.get(f"{live.url}/api/health").json()]
+            return bool(said[0].get("floor", {}).get("state") == "publishing")
+
+        wait_for(publishing, what="health to say the publisher is publishing")
+        health = said[0]
         wait_for(
             lambda: any(Heartbeat.decode(b).seq == last for b in beats.messages),
             what="a heartbeat at the last row",

@@ -3,7 +3,7 @@ alerted (FORGED_ROW), never archived, and the station's rows go on; a key named 
 use waits for a supervisor; the config's key is followed through a rotation; a journal
 restored without its floor is a new epoch of the table, accepted by a supervisor, and
 nothing archived before is lost; heartbeats and alerts in a table's name count only if
-its key signed them."""
+its key signed them; a table's rows are read with a token, even on a public floor."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import dataclasses
 import sqlite3
 from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 
@@ -29,6 +30,7 @@ from station.shared.messages import Alert, Heartbeat, JournalMessage
 from station.shared.rows import Row, dumps, row_hash
 from station.shared.signing import SigningKey
 from tests.floor.signedkit import events, forged, signed_journal
+from tests.floor.test_hostile_floor import station_floor
 
 BOSS = ("pit-boss", "supervisor")
 T = "t1"
@@ -55,7 +57,7 @@ def test_the_signature_is_kept_and_a_forged_row_is_held_while_the_real_ones_go_o
         board.committed(archive.commit(arrivals(rows[:6])))
         fake = forged(T, rows[5])  # row 7, hash recomputed, no key
         someone = SigningKey.generate()
-        signed = orjson.loads(fake)
+        signed = orjson.loads(forged(T, rows[5], said="hello"))
         signed["signature"] = someone.sign_row(signed["hash"])  # another key's signature
         done = archive.commit(
             [Arrival(T, fake), Arrival(T, orjson.dumps(signed)), *arrivals(rows[6:])]
@@ -118,6 +120,12 @@ def test_the_configured_key_is_followed_through_a_rotation(tmp_path: Path) -> No
         assert len(done.accepted) == len(rows) and done.held == 0
         assert archive.keys[T].trusted == new.public
         assert archive.trust({T: old.public}).raised == []  # the config's key led here
+        assert archive.keys[T].trusted == new.public
+    with Archive(tmp_path / "accepted.db") as archive:  # first use, then the config
+        archive.commit(arrivals(rows))
+        archive.accept_key(T, old.public.fingerprint, *BOSS, "seen at the table")
+        assert archive.keys[T].trusted == new.public  # followed through the rotation
+        archive.trust({T: old.public})  # the config names the key it began with
         assert archive.keys[T].trusted == new.public
     # A hand-over the old key did not endorse is a forgery, however well it is signed.
     rogue = SigningKey.generate()
@@ -226,3 +234,16 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
         done = archive.forged_message(T, forged_alerts[0][1])
         assert [a.kind for a in done.raised] == [FORGED_MESSAGE]
         assert archive.forged_message(T, "again").raised == []  # one open at a time
+
+
+@pytest.mark.server
+def test_a_tables_rows_need_a_token_even_on_a_public_floor(tmp_path: Path) -> None:
+    """The floor view may be public; the rows are the journal: a viewer's token at least
+    (a real `station floor`, its broker away)."""
+    with station_floor(tmp_path, "public_read = true") as floor:
+        assert httpx.get(f"{floor.url}/api/floor/tables").status_code == 200
+        rows = f"{floor.url}/api/floor/tables/{T}/rows"
+        assert httpx.get(rows).status_code == 401
+        answer = httpx.get(rows, headers=floor.headers("viewer"))
+        assert answer.status_code == 404 and "no row of table 't1'" in answer.text
+        assert httpx.get(rows, headers=floor.headers("rig")).status_code == 403

@@ -23,6 +23,7 @@ from station.core.protection.shuffle import DealtShoe, shuffle_score
 CUT = 16
 
 
+@pytest.mark.slow  # 300 looks at 8-deck shoes: about 5 s
 def test_a_single_riffle_is_always_caught_and_a_fair_shuffle_is_not() -> None:
     rng = random.Random(9)
     previous = VirtualShoe(8, rng).order

@@ -62,3 +62,15 @@ def test_notices_and_refused_events_change_nothing() -> None:
     assert protector.row({"type": "notice", "message": "x"}, None) == []
     assert protector.row({"type": "card", "card": "AS"}, {"ok": False}) == []  # no shoe yet
     assert protector.watch is None
+
+
+def test_the_shuffle_check_can_be_left_to_the_stations() -> None:
+    """The floor service takes each station's own WEAK_SHUFFLE: its protector can skip the
+    check (and its cost) and still find repeated shoes."""
+    table = Table(decks=2)
+    protector = Protector(MemoryHistory(), 2, table="T1", shuffles=False)
+    alerts: list[Alert] = []
+    for seq, event in enumerate(shoes_events(["uniform", "riffle:1", "none"]), 1):
+        alerts += protector.row(event, table.apply(event), seq, f"ts{seq}")
+    alerts += protector.finish(None)
+    assert [a.code for a in alerts] == [SHOE_SEQUENCE]

@@ -82,12 +82,16 @@ class Protector:
         table: str = "table",
         budget: float = FALSE_ALARM_BUDGET,
         weak_threshold: float = DEFAULT_THRESHOLD,
+        shuffles: bool = True,
     ) -> None:
+        """`shuffles` False: no WEAK_SHUFFLE check (the floor service, which takes each
+        station's own, need not spend its 20-40 ms a shoe on every table)."""
         self.history = history
         self.decks = decks
         self.table = table
         self.budget = budget
         self.weak_threshold = weak_threshold
+        self.shuffles = shuffles
         self.watch: SequenceWatch | None = None
         self.shoe_seq: int | None = None  # seq of the current shoe's `shoe` row
         self.shoe_ts: str | None = None
@@ -152,7 +156,7 @@ class Protector:
     def _shuffle(self, look: str, seq: int | None) -> list[Alert]:
         """The WEAK_SHUFFLE check of the current shoe at `look`, once a shoe."""
         previous, dealt = self.previous, self.dealt
-        if self.weak_said or previous is None or dealt is None:
+        if not self.shuffles or self.weak_said or previous is None or dealt is None:
             return []
         score = shuffle_score(previous, dealt.cards, self.decks, look)
         if score is None or score.probability >= self.weak_threshold:

@@ -113,8 +113,12 @@ def _legacy(path: Path, found: stamps.Found) -> bool:
         return False
     if row is None:
         return False
-    seq, *linked, prev, digest = row
-    return bool(seq == 1 and prev == GENESIS and row_hash(seq, *linked, prev) == digest)
+    seq, ts, source, actor, kind, event, verdict, prev, digest = row
+    try:
+        linked = row_hash(seq, ts, source, actor, kind, event, verdict, prev)
+    except (TypeError, AttributeError):  # not text where the journal keeps text
+        return False
+    return bool(seq == 1 and prev == GENESIS and linked == digest)
 
 
 def adopt(db: sqlite3.Connection, path: Path) -> int | None:

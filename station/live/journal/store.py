@@ -13,8 +13,11 @@ key may continue the journal).
 When the journal cannot be written (disk full, read-only, an I/O error, the file deleted
 or replaced under the station: `check_file`), `append` raises `JournalUnavailable` with a
 message saying what to do; nothing of that commit is in the file, and the service waits
-it out (`probe`, `resync`, then it commits again). An event that cannot be stored as JSON
-at all is `Unstorable` (`event_text`), asked before the table decides it.
+it out (`probe`, `resync`, then it commits again). At start the same disk is waited out
+before the first row (`JournalUnopenable`: the file cannot be opened, or `check_room`
+finds no room). An event that cannot be stored as JSON at all is `Unstorable`
+(`event_text`), asked before the table decides it. A file that is not a station journal
+is refused before SQLite opens it (`schema.check_file`).
 """
 
 from __future__ import annotations

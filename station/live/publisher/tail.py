@@ -23,7 +23,7 @@ from station.shared.rows import GENESIS, Row, row_of
 from station.shared.signing import PublicKey, SigningError
 
 #: The notice the publisher journals for a message at its subject it did not sign.
-FOREIGN = "floor: a message at this table's subject that this station did not sign"
+FOREIGN = "floor foreign: a message at this table's subject that this station did not sign"
 
 #: Rows read from the journal at a time.
 READ_BATCH = 256
