@@ -31,7 +31,10 @@ def test_a_repeated_shoe_raises_the_protection_banner(page: Page, one_deck: Runn
     expect(banner).to_be_hidden()
     deal(one_deck, events[half:])  # the second shoe repeats the first: live on the page
     expect(banner).to_be_visible()
-    expect(page.locator("#protection-list li").first).to_contain_text("SHOE_SEQUENCE")
+    # the repeat is SHOE_SEQUENCE; a shoe in the previous one's order is also a shuffle
+    # that did not happen (WEAK_SHUFFLE, about 0 riffles): both are listed, in either order
+    items = page.locator("#protection-list li")
+    expect(items.filter(has_text="SHOE_SEQUENCE")).to_have_count(1)
     expect(banner).to_contain_text("call surveillance")
     page.reload()
     expect(banner).to_be_visible()  # from /api/protection after a reload
