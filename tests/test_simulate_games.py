@@ -522,3 +522,31 @@ def test_an_unreadable_card_set_aside_at_an_option_is_not_counted_as_a_copy() ->
         },
     }
     replay_twice(options, [dict(e) for e in simulate(**options)])
+
+
+def test_a_shoe_that_runs_dry_is_ended_by_the_supervisor_and_its_round_voided() -> None:
+    """Found by hypothesis: at baccarat banque a round takes up to 9 cards, so with the cut
+    card 16 from the end and policy `one_more` the round after the cut's round can need a
+    card the shoe no longer has. The dealer no longer fails: the supervisor ends the shoe,
+    which voids the round in progress, and the station agrees with every verdict."""
+    options: dict[str, Any] = {
+        "seed": 48838,
+        "game": "baccarat_banque",
+        "decks": 1,
+        "gated": False,
+        "cut_policy": "one_more",
+        "burn": "reveal",
+        "cut_depth": 16,
+        "shoes": 2,
+        "option_draw": 0.5,
+    }
+    events = [dict(e) for e in simulate(**options)]
+    ran_dry = [e for e in events if e.get("detail") == "the shoe ran out"]
+    assert [e["type"] for e in ran_dry] == ["end_shoe"]
+    assert sum(e["type"] == "shoe" for e in events) == 2  # the next shoe is dealt
+    table = table_for(options)
+    verdicts = [table.apply(e) for e in events]
+    assert [v["error"] for v in verdicts] == [None] * len(events)
+    ended = verdicts[events.index(ran_dry[0])]
+    assert ended["voided_round"] is not None
+    replay_twice({**options, "faults": {}}, events)

@@ -38,7 +38,7 @@ from typing import Any
 
 from drivers.sim.deals import BURNS, CUT_POLICIES, Burn, CutPolicy, deal_of
 from drivers.sim.faults import DECISION_MISSING, DECISION_NOT_ALLOWED, check_faults
-from drivers.sim.shoe import CUT_CARD, MIN_CUT_DEPTH, VirtualShoe
+from drivers.sim.shoe import CUT_CARD, MIN_CUT_DEPTH, ShoeEmpty, VirtualShoe
 from drivers.sim.turns import Turns
 from station.core import events as ev
 from station.core.cards import BURN_VALUE, POINTS
@@ -65,8 +65,8 @@ class _RoundVoided(Exception):
 
 
 class _ShoeFinished(Exception):
-    """At cut policy `stop` the cut card came out with no round in progress: the shoe is
-    finished at once and the dealer stops dealing it."""
+    """The shoe is finished at once and the dealer stops dealing it: at cut policy `stop`
+    the cut card came out with no round in progress, or the shoe ran dry."""
 
 
 class Dealer:
@@ -185,15 +185,24 @@ class Dealer:
         """The next card out of the shoe; the reader reports the cut card on the way.
 
         Raises _ShoeFinished when the cut card finishes the shoe (policy `stop`, no round
-        in progress): the card behind it stays in the shoe.
+        in progress): the card behind it stays in the shoe. Raises it too when the shoe
+        runs dry before the rounds the cut card allows are dealt (a shallow cut: at
+        baccarat banque a round takes up to 9 cards, so `one_more` may need 17 behind the
+        cut): the supervisor ends the shoe, which voids the round in progress (spec: The
+        shoe, item 5), as a floor does when a shoe runs out.
         """
         assert self._shoe is not None
-        item = self._shoe.draw()
-        if item == CUT_CARD:
-            self._cut()
-            if self._finished:
-                raise _ShoeFinished
+        try:
             item = self._shoe.draw()
+            if item == CUT_CARD:
+                self._cut()
+                if self._finished:
+                    raise _ShoeFinished
+                item = self._shoe.draw()
+        except ShoeEmpty:
+            self._emit(ev.end_shoe(actor="supervisor", detail="the shoe ran out"))
+            self._finished = True
+            raise _ShoeFinished from None
         return item
 
     def _count(self, card: str) -> None:
