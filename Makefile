@@ -57,10 +57,11 @@ bench: install
 
 .PHONY: test-fast
 # The pure suites only (no server, broker, browser, camera, pty or slow test): under 30 s. The
-# folders of the marked suites are not even collected (OpenCV, Playwright imports).
+# folders of the marked suites are not even collected (OpenCV, Playwright imports), nor is
+# schemathesis's module (it builds its cases from the app's schema at collection: 4-5 s).
 test-fast: install
 	$(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/hil --ignore=tests/browser \
-	  --ignore=tests/camera -m "not server and not hil and not browser and not camera and not slow and not floor"
+	  --ignore=tests/camera --ignore=tests/service/test_schemathesis.py -m "not server and not hil and not browser and not camera and not slow and not floor"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -93,7 +93,15 @@ def fair_discards(decks: int, rng: random.Random, cards: int) -> Discards:
     return Discards.of(order[:cards], [1 + i // 5 for i in range(cards)], [0] * cards)
 
 
-@pytest.mark.parametrize(("decks", "previous"), [(2, 88), (2, 50), (4, 190)])
+# The larger shoes take 1.5-2 s each: `make test` runs them, `make test-fast` the smallest.
+@pytest.mark.parametrize(
+    ("decks", "previous"),
+    [
+        (2, 50),
+        pytest.param(2, 88, marks=pytest.mark.slow),
+        pytest.param(4, 190, marks=pytest.mark.slow),
+    ],
+)
 def test_under_a_fair_shuffle_each_score_is_standardized(decks: int, previous: int) -> None:
     """Counted round the shoe and with what the composition fixes taken out, each Z has
     mean 0 and spread 1 under a fair shuffle, however much of the previous shoe is known
