@@ -2,7 +2,7 @@
 // token's login and logout). The token lives in sessionStorage only (see api.js).
 
 import { ApiError, api, token } from "./api.js";
-import { $ } from "./dom.js";
+import { $, h } from "./dom.js";
 import { gameTitle } from "./format.js";
 import { canRead } from "./rules.js";
 
@@ -26,7 +26,24 @@ export function mountSession(store, { start, stop }) {
       return;
     }
     $("token").value = "";
+    if (await refuseDisplayToken(value)) return;
     start();
+  }
+
+  /** A `display` token reads only the players' display: instead of a dashboard whose every
+   * read is refused (403), say where it belongs, with the link that opens it. */
+  async function refuseDisplayToken(value) {
+    if (store.get().me?.role !== "display") return false;
+    token.clear();
+    const link = `${location.origin}/display#token=${encodeURIComponent(value)}`;
+    const error = $("login-error");
+    error.replaceChildren(
+      "This is a display token: it opens the players' display, not the dashboard. Open ",
+      h("a", { href: link, text: "/display" }),
+      " on the table's screen, or log in here with a viewer or supervisor token.",
+    );
+    await whoami();
+    return true;
   }
 
   async function logout() {
@@ -47,6 +64,8 @@ export function mountSession(store, { start, stop }) {
       await whoami();
       $("login-error").textContent = "Your token is no longer valid: log in again.";
     }
+    const kept = token.get();
+    if (kept) await refuseDisplayToken(kept);
     $("login-button").disabled = false;
   }
 

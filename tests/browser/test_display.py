@@ -362,6 +362,36 @@ def test_a_display_token_reads_nothing_else(browser: Browser, tmp_path: Path) ->
         }
 
 
+def test_the_dashboard_sends_a_display_token_to_its_screen(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A display token typed into the dashboard's login is not kept (every read would be
+    refused): the login says it is a display token and links to /display with it, and
+    the link opens a live display. A display token left in the tab is dropped the same
+    way on the next visit."""
+    with table(tmp_path, "punto_banco") as live:
+        token = live.tokens["display"]
+        page = browser.new_page()
+        page.goto(f"{live.url}/")
+        page.fill("#token", token)
+        page.click("#login button[type=submit]")
+        error = page.locator("#login-error")
+        expect(error).to_contain_text("This is a display token")
+        expect(page.locator("#login")).to_be_visible()
+        expect(page.locator("#main")).to_be_hidden()
+        assert page.evaluate("() => sessionStorage.length") == 0
+        link = error.locator("a")
+        assert link.get_attribute("href") == f"{live.url}/display#token={token}"
+        # A tab that kept a display token from before (set by hand here) forgets it too.
+        page.evaluate("(t) => sessionStorage.setItem('station-token', t)", token)
+        page.reload()
+        expect(error).to_contain_text("This is a display token")
+        link.click()
+        expect(page.locator("body")).to_have_attribute("data-connection", "live")
+        assert page.evaluate("() => sessionStorage.length") == 0
+        page.close()
+
+
 @pytest.mark.parametrize("lang", ["fr", "zh-Hant", "zh-Hans"])
 def test_each_language(browser: Browser, tmp_path: Path, lang: str) -> None:
     """The URL's language wins over the station's; every word shown is that language's."""
