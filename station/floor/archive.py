@@ -525,6 +525,7 @@ class Archive(ArchiveReader):
         self._tips_now[row.table] = tip
         self._touched.add(row.table)
         heads[row.table] = (tip.seq, tip.hash)
+        done.epochs_begun[row.table] = row.seq
         log.warning(
             "table %s: epoch %d begins at row %d; %d archived rows kept under epoch %d",
             row.table,

@@ -38,6 +38,9 @@ class Committed:
     waiting: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     #: Per table: the first row of a new epoch held for a supervisor (accept-chain).
     new_epochs: dict[str, int] = field(default_factory=dict)
+    #: Per table: the row at which this decision began the table's next epoch (the rows
+    #: from it on are the new epoch's: the floor's checks go back to it).
+    epochs_begun: dict[str, int] = field(default_factory=dict)
     #: Per table: its rows held as forged (FORGED_ROW), and its key as the floor holds it.
     forged: dict[str, int] = field(default_factory=dict)
     keys: dict[str, TableKey] = field(default_factory=dict)

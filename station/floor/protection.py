@@ -17,6 +17,12 @@ At start the thread catches up like the station's checker: each table's rows fro
 start of its shoe before the current one (every row when the index is new, which builds
 it from the archive), in the order of their time across tables; an alert the archive
 already has (same table, shoe and earlier shoe) is not raised again.
+
+A supervisor who accepts a table's new epoch (a journal restored without the floor) sends
+the table's rows back to the epoch's first row: the new epoch's rows carry seqs the check
+has passed already. The table's check starts again from the shoe that row falls in, read
+from the archive (the rows before the epoch stay what they were), then takes the new
+epoch's rows as they come.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ BUSY_TIMEOUT = 10.0
 
 #: A row the thread checks: table, seq, ts, kind, event text, verdict text.
 _Row = tuple[str, int, str, str, str, str | None]
+#: What the thread is handed: tables whose new epoch begins at a row, then rows.
+_Batch = tuple[dict[str, int], tuple[_Row, ...]]
 
 
 def alert_words(table: str, alert: Alert, k: int) -> str:
@@ -79,7 +87,7 @@ class FloorProtection:
         self.running = False
         #: Called on the event loop with the archive's alert list after new alerts.
         self.on_alerts: Callable[[list[FloorAlert]], None] | None = None
-        self._queue: queue.SimpleQueue[tuple[_Row, ...] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._history: SqliteHistory | None = None
@@ -102,16 +110,17 @@ class FloorProtection:
         )
         self._thread.start()
 
-    def committed(self, rows: Iterable[FloorRow]) -> None:
-        """A commit's accepted rows, from the consumer: one queue put, nothing decided here."""
+    def committed(self, rows: Iterable[FloorRow], rewound: dict[str, int] | None = None) -> None:
+        """A commit's accepted rows, from the consumer or a decision (`rewound`: the tables
+        whose new epoch it began, at which row): one queue put, nothing decided here."""
         thread = self._thread
         if thread is None or not thread.is_alive():
             return
         batch = tuple((r.table, r.seq, r.ts, r.kind, r.event, r.verdict) for r in rows)
-        if batch:
+        if batch or rewound:
             with self._lock:
                 self._pending += 1
-            self._queue.put(batch)
+            self._queue.put((dict(rewound or {}), batch))
 
     async def stop(self) -> None:
         """Stop the thread (what it has not checked is checked at the next start)."""
@@ -174,8 +183,11 @@ class FloorProtection:
             self._load_raised(db)
             self._catch_up(db, heads)
             self.running = True
-            while (batch := self._queue.get()) is not None:
+            while (handed := self._queue.get()) is not None:
+                rewound, batch = handed
                 try:
+                    for table, first in rewound.items():
+                        self._rewind(db, table, first)
                     self._check(db, batch)
                 finally:
                     with self._lock:
@@ -251,6 +263,27 @@ class FloorProtection:
         if total:
             log.info("floor protection: caught up on %d rows of %d tables", total, len(heads))
 
+    def _rewind(self, db: sqlite3.Connection, table: str, first: int) -> None:
+        """The table's new epoch begins at row `first`: its check starts again from the
+        `shoe` row at or before `first - 1` (rows the new epoch keeps), so the new epoch's
+        rows are checked as they come, within their shoe. Alerts of the rows read again
+        are in the archive already and not raised twice; their shoes are in the index."""
+        self._protectors.pop(table, None)
+        start = db.execute(
+            "SELECT MAX(seq) FROM row WHERE table_id = ? AND seq < ? AND kind = 'event' "
+            "AND json_extract(event, '$.type') = 'shoe' AND json_extract(verdict, '$.ok')",
+            (table, first),
+        ).fetchone()[0]
+        self._checked[table] = (start or first) - 1
+        if start is not None:
+            rows = db.execute(
+                "SELECT table_id, seq, ts, kind, event, verdict FROM row "
+                "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (table, start, first - 1),
+            ).fetchall()
+            self._check(db, tuple(rows))
+        log.info("floor protection: table %s checked again from row %d (a new epoch)", table, first)
+
     def _check(self, db: sqlite3.Connection, batch: tuple[_Row, ...]) -> None:
         found: list[tuple[str, Alert]] = []
         for table, seq, ts, kind, event_text, verdict_text in batch:
@@ -306,6 +339,7 @@ class FloorProtection:
                 _decks_of(db, table),
                 table=table,
                 budget=self.config.false_alarm,
+                shuffles=False,  # WEAK_SHUFFLE is the station's own notice
             )
         return found
 

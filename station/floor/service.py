@@ -334,7 +334,7 @@ class FloorService:
         async with self._turn:
             done = await asyncio.to_thread(decision, archive)
             self.board.committed(done)
-            self.protection.committed(done.accepted)
+            self.protection.committed(done.accepted, rewound=done.epochs_begun)
         return done
 
     def _forged(self, table: str, words: str) -> None:
