@@ -156,6 +156,8 @@ class Startup:
         `configure_logs`, the app's lifespan on."""
         import uvicorn
 
+        from station.commands.server import StationServer
+
         sys.stdout.flush()  # the operator's lines before uvicorn's
         config = uvicorn.Config(
             app,
@@ -166,7 +168,7 @@ class Startup:
             lifespan="on",
             **options,
         )
-        return uvicorn.Server(config)
+        return StationServer(config)
 
     def stop(self, server: uvicorn.Server, notifier: Notifier, message: str) -> None:
         """A fatal error: systemd's status says it, and the server stops."""

@@ -1,6 +1,6 @@
-"""Ctrl-C on `make run` (the demo station): the station shuts down cleanly and the process
-says nothing more, no KeyboardInterrupt traceback, exiting 130 (128 + SIGINT, what a shell
-reports for a command stopped by Ctrl-C)."""
+"""Ctrl-C on `make run` (the demo station), once or twice: the station shuts down cleanly
+and the process says nothing more, no KeyboardInterrupt or CancelledError traceback,
+exiting 130 (128 + SIGINT, what a shell reports for a command stopped by Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,10 @@ def demo_config(tmp_path: Path) -> Path:
     return config
 
 
-def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path, presses: int) -> None:
+    """Once, or twice in a row (uvicorn's "force quit", which skips waiting for open
+    connections: the station is still stopped, not cut off mid-task)."""
     config = demo_config(tmp_path)
     port = free_port()
     proc = spawn_station(
@@ -57,7 +60,9 @@ def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path) -> No
                     break
             assert time.monotonic() < deadline, "the demo station never got ready"
             time.sleep(0.1)
-        proc.send_signal(signal.SIGINT)
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -66,5 +71,6 @@ def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path) -> No
     assert proc.returncode == EXIT_INTERRUPTED == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "Application shutdown complete" in err  # the station was stopped, not killed
+    assert ("Ctrl-C again" in err) == (presses == 2)
     assert "demo tokens" in out
     assert main(["journal", "verify", "--config", str(config)]) == 0
