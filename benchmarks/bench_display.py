@@ -32,7 +32,7 @@ from station.core.roads import game_scoreboards
 from station.core.snapshot import take
 from station.core.table import Table
 from tests.displaykit import shoe_events
-from tests.service.runkit import StationRun, running, write_config
+from tests.service.stationkit import StationProcess, running, write_config
 
 SHOES = 3
 TARGET_MS = 200.0
@@ -77,7 +77,9 @@ WATCH = """() => {
 }"""
 
 
-def _deal_shoe(run: StationRun, seed: int, shown: Callable[[int], None] | None) -> dict[int, float]:
+def _deal_shoe(
+    run: StationProcess, seed: int, shown: Callable[[int], None] | None
+) -> dict[int, float]:
     """Deal a whole shoe, after each round's result waiting until `shown(round)` returns
     (None: as fast as the API takes the events); the epoch ms at which each round's POST
     answer came back."""
@@ -96,7 +98,7 @@ def _deal_shoe(run: StationRun, seed: int, shown: Callable[[int], None] | None) 
     return answered
 
 
-def _rows_ts(run: StationRun, after: int) -> dict[int, float]:
+def _rows_ts(run: StationProcess, after: int) -> dict[int, float]:
     """The epoch ms of each round's result row after journal row `after` (its `ts`)."""
     found: dict[int, float] = {}
     while page := run.get(f"/api/journal?after={after}&limit=1000").json()["events"]:

@@ -39,11 +39,17 @@ from station.shared.messages import (
 from station.shared.signing import SigningKey
 from tests.floor.kit import SITE, FloorBroker, ensure_stream, start_broker
 from tests.floor.signedkit import floor_process, floor_section, forged, wait_until
-from tests.service.journalkit import BURN, Proc, natural_round, running, station, write_config
+from tests.service.stationkit import (
+    BURN,
+    TABLE,
+    StationProcess,
+    natural_round,
+    running,
+    station,
+    write_config,
+)
 
 pytestmark = [pytest.mark.floor, pytest.mark.server]
-
-TABLE = "t-proc"  # journalkit's table
 
 
 @pytest.fixture
@@ -71,7 +77,7 @@ def signed_station(
     return config, tokens, shown.stdout.strip()
 
 
-def deal(proc: Proc, rounds: range) -> None:
+def deal(proc: StationProcess, rounds: range) -> None:
     for n in rounds:
         for event in natural_round(n):
             proc.post(event)

@@ -24,11 +24,17 @@ from station.live.journal.reading import read_rows
 from station.shared.rows import Row
 from tests.floor.kit import FloorBroker, ensure_stream, start_broker
 from tests.floor.signedkit import FloorProcess, floor_process, floor_section, wait_until
-from tests.service.journalkit import BURN, Proc, natural_round, running, station, write_config
+from tests.service.stationkit import (
+    BURN,
+    TABLE,
+    StationProcess,
+    natural_round,
+    running,
+    station,
+    write_config,
+)
 
 pytestmark = [pytest.mark.floor, pytest.mark.server]
-
-TABLE = "t-proc"  # journalkit's table
 
 
 @pytest.fixture
@@ -41,7 +47,7 @@ def broker(tmp_path: Path) -> Iterator[FloorBroker]:
         found.broker.stop()
 
 
-def deal(proc: Proc, rounds: range) -> None:
+def deal(proc: StationProcess, rounds: range) -> None:
     for n in rounds:
         for event in natural_round(n):
             proc.post(event)

@@ -23,7 +23,7 @@ from websockets.sync.client import connect
 import station.api.live as live_api
 from station.api.backfill import PAGE_BYTES, Backfills, read_page
 from tests.service.kit import make_config, serve
-from tests.service.processkit import StationProcess, station_process
+from tests.service.stationkit import StationProcess, running, write_config
 
 pytestmark = pytest.mark.server
 
@@ -83,7 +83,8 @@ async def viewers(url: str, count: int) -> list[tuple[int, list[int]]]:
 def test_a_hundred_viewers_replaying_large_rows_stay_within_the_memory_bound(
     tmp_path: Path,
 ) -> None:
-    with station_process(tmp_path) as station:
+    config, tokens = write_config(tmp_path)
+    with running(config, tokens) as station:
         last = fill(station.url, station.headers("dealer"), 150)  # ~8 MB of rows
         url = f"{station.ws_url}?token={station.tokens['viewer']}"
         asyncio.run(viewers(url, 2))  # warm: the first catch-ups' allocations

@@ -27,7 +27,7 @@ import station.api.live as live_api
 from station.api.connections import ACCEPT_FAILED, Tally, fit, quiet_accept_errors
 from station.shared.serving import RESERVED_FILES
 from tests.service.kit import Running
-from tests.service.processkit import raise_own_open_files, station_process
+from tests.service.stationkit import raise_own_open_files, running, write_config
 
 pytestmark = pytest.mark.server
 
@@ -80,7 +80,8 @@ def test_a_thousand_idle_connections_are_refused_fast_and_the_journal_stays_open
     tmp_path: Any,
 ) -> None:
     raise_own_open_files(4096)
-    with station_process(tmp_path, nofile=NOFILE, idle_timeout=60.0) as station:
+    config, tokens = write_config(tmp_path, idle_timeout=60.0)
+    with running(config, tokens, nofile=NOFILE) as station:
         # A dealer's connection, kept alive from before the flood.
         dealer = httpx.Client(headers=station.headers("dealer"), timeout=5)
         assert dealer.get(f"{station.url}/api/health").status_code == 200
@@ -124,7 +125,8 @@ def test_slow_and_silent_connections_are_closed(tmp_path: Any) -> None:
     """A header a byte a second is answered 408 and closed after `request_timeout`; a
     connection that sends nothing is closed after `idle_timeout`; meanwhile the station
     answers as ever."""
-    with station_process(tmp_path, request_timeout=2.0, idle_timeout=1.0) as station:
+    config, tokens = write_config(tmp_path, request_timeout=2.0, idle_timeout=1.0)
+    with running(config, tokens) as station:
         silent = open_idle(station.port, 20)
         slow = open_idle(station.port, 20)
         head = b"GET /api/health HTTP/1.1\r\nHost: station\r\nX-Slow: " + b"x" * 100

@@ -27,7 +27,7 @@ from tests.hostile import (
     send,
 )
 from tests.service.kit import Running, make_config, serve
-from tests.service.processkit import station_process
+from tests.service.stationkit import running, write_config
 
 pytestmark = pytest.mark.server
 
@@ -35,7 +35,8 @@ FORGED = "WARNING station.table: t-test row 9: RESUMED by pit-boss-alice"
 
 
 def test_no_request_is_a_500_and_the_log_stays_quiet(tmp_path: Path) -> None:
-    with station_process(tmp_path) as station:
+    config, tokens = write_config(tmp_path)
+    with running(config, tokens) as station:
         statuses = refused_without_500(station.url)
         assert statuses.count(404) >= 10
         for target in ODD_QUERIES:  # answered, the parameters ignored
@@ -59,7 +60,8 @@ def test_head_is_answered_wherever_get_is(live: Running) -> None:
 
 def test_a_clients_line_break_cannot_forge_a_log_line(tmp_path: Path) -> None:
     """A dealer's event key, a URL's %0A: written escaped, inside the one line."""
-    with station_process(tmp_path, log_level="info") as station:
+    config, tokens = write_config(tmp_path)
+    with running(config, tokens, log_level="info") as station:
         event = {"type": "close_bets", f"x\n{FORGED}": 1}  # no shoe: refused, and logged
         answer = httpx.post(
             f"{station.url}/api/events", json=event, headers=station.headers("dealer")

@@ -23,9 +23,10 @@ import pytest
 from station.core.table import Table
 from station.live.journal import Journal, restore
 from tests.conftest import ROOT
-from tests.service.journalkit import (
+from tests.service.stationkit import (
     BURN,
-    Proc,
+    TABLE,
+    StationProcess,
     natural_round,
     running,
     station,
@@ -66,7 +67,7 @@ def wait_for(ready: Callable[[], bool], what: str, timeout: float = 15.0) -> Non
         time.sleep(0.05)
 
 
-def deal(proc: Proc, rounds: range) -> list[int]:
+def deal(proc: StationProcess, rounds: range) -> list[int]:
     """Deal `rounds` (natural rounds); the seqs of their round results."""
     results = []
     for n in rounds:
@@ -145,7 +146,7 @@ def test_a_restore_without_the_floor_reuses_no_id_and_every_round_is_settled(
     for result in got:
         table, journal, epoch, seq, kind = result["id"].split(":")
         assert (table, journal, epoch, int(seq), kind) == (
-            "t-proc",
+            TABLE,
             result["journal"],
             result["epoch"],
             result["seq"],

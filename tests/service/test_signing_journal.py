@@ -24,8 +24,8 @@ from station.shared import keychain
 from station.shared.keychain import ROTATED, SIGNED, Endorsement
 from station.shared.rows import dumps, notice, row_hash
 from station.shared.signing import SigningKey
-from tests.service.journalkit import BURN, natural_round, running, station, write_config
 from tests.service.kit import Running
+from tests.service.stationkit import BURN, natural_round, running, station, write_config
 
 pytestmark = pytest.mark.server
 
@@ -304,7 +304,7 @@ def test_the_key_is_never_logged_journaled_or_served(tmp_path: Path) -> None:
         health = httpx.get(f"{proc.url}/api/health").json()
         assert health["journal"] == {"signed": True, "key": public.fingerprint}
     files = [p.read_bytes() for p in (tmp_path / "var").iterdir() if p.is_file()]
-    log = proc.log.read_bytes()
+    log = proc.log.read_bytes() + proc.out.read_bytes()  # and what it printed
     assert public.fingerprint.encode() in log  # the log does speak of the key: by name
     assert public.text.encode() in b"".join(answers)  # row 1 names it, as it should
     for secret in secrets_of(pem):
