@@ -162,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _backup(journal: Any, dest: Path) -> int:
+    import sqlite3
+
     from station.live.journal import Journal, JournalError
 
     try:
@@ -169,6 +171,9 @@ def _backup(journal: Any, dest: Path) -> int:
     except (OSError, JournalError) as exc:
         print(f"station journal backup: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except sqlite3.Error as exc:  # the copy could not be written (permissions, disk full)
+        print(f"station journal backup: cannot write {dest}: {exc}", file=sys.stderr)
+        return 1
     with Journal(dest) as copy:
         report = copy.verify()
     if not report.ok:

@@ -60,8 +60,9 @@ def add_paytable_option(parser: argparse.ArgumentParser, note: str = "") -> None
         "--paytable",
         default=None,
         metavar="NAME|FILE",
-        help=f"a shipped paytable (traditional, no_commission) or a TOML file{note} "
-        "(default: [table] paytable of --config, else traditional)",
+        help="a shipped paytable (traditional, no_commission; chemin_de_fer, "
+        f"baccarat_banque) or a TOML file{note} (default: [table] paytable of --config, "
+        "else the game's: traditional for punto banco)",
     )
 
 

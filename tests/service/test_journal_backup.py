@@ -72,3 +72,14 @@ def test_a_backup_never_overwrites(live: Running, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert b"exists already" in done.stderr
     assert dest.read_bytes() == b"precious"
+
+
+def test_a_backup_into_a_missing_folder_says_so(live: Running, tmp_path: Path) -> None:
+    dest = tmp_path / "no-such-folder" / "journal.db"
+    done = run_station(
+        "journal", "backup", str(dest), "--journal", str(live.station.config.journal.path)
+    )
+    assert done.returncode == 2
+    assert b"Traceback" not in done.stderr
+    assert f"no folder {dest.parent} for the backup".encode() in done.stderr
+    assert not dest.parent.exists()

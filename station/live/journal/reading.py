@@ -68,6 +68,8 @@ def backup(db: sqlite3.Connection, head_path: Path, dest: str | os.PathLike[str]
     target = Path(dest)
     if target.exists():
         raise JournalError(f"{target} exists already; give a new file for the backup")
+    if not target.parent.is_dir():  # else SQLite's bare "unable to open database file"
+        raise JournalError(f"no folder {target.parent} for the backup: make it first")
     try:
         head = head_path.read_bytes()
     except FileNotFoundError:
