@@ -142,3 +142,47 @@ def test_export_refuses_a_file_that_is_there(tmp_path: Path, journal: Path) -> N
     written = run_station("journal", "export", "--journal", str(journal), "-o", str(fresh))
     assert written.returncode == 0
     assert fresh.read_bytes() == export(journal)
+
+
+def test_a_simulated_stream_says_its_table_and_replay_plays_it_there() -> None:
+    """`station simulate --game baccarat_banque | station replay`, no --game: the banque's
+    verdicts, every one the error its event expects (punto banco's would be nonsense)."""
+    dealt = run_station(
+        "simulate", "--game", "baccarat_banque", "--seed", "9", "--faults", "all=0.05"
+    )
+    assert dealt.returncode == 0, dealt.stderr
+    events = verdicts(dealt.stdout)
+    assert events[0]["journal"] == {  # the first line only
+        "table": {
+            "game": "baccarat_banque",
+            "decks": 6,
+            "gated": True,
+            "cut_policy": "stop",
+            "burn": "none",
+        }
+    }
+    assert all("journal" not in e for e in events[1:])
+    played = run_station("replay", stdin=dealt.stdout)
+    assert played.returncode == 0, played.stderr
+    rows = verdicts(played.stdout)
+    assert [r["error"] for r in rows] == [e.get("expect") for e in events]
+    assert any(r["role"] == "T2.1" for r in rows)
+
+
+def test_protect_plays_a_stream_at_its_own_table_or_refuses_another_game() -> None:
+    """A banque shoe riffled four times from the last: `station protect` without --game
+    raises the WEAK_SHUFFLE it raises with --game baccarat_banque; --game punto_banco is
+    refused, not checked as the wrong game (which found nothing, and said nothing)."""
+    args = ["--game", "baccarat_banque", "--seed", "5", "--shoes", "2", "--shuffle", "riffle:4"]
+    dealt = run_station("simulate", *args)
+    assert dealt.returncode == 0, dealt.stderr
+    own = run_station("protect", stdin=dealt.stdout)
+    named = run_station("protect", "--game", "baccarat_banque", stdin=dealt.stdout)
+    assert own.returncode == named.returncode == 0, own.stderr
+    assert [a["code"] for a in verdicts(own.stdout)] == ["WEAK_SHUFFLE"]
+    assert own.stdout == named.stdout
+    refused = run_station("protect", "--game", "punto_banco", stdin=dealt.stdout)
+    assert refused.returncode == 2 and refused.stdout == b""
+    assert refused.stderr.decode().startswith(
+        "station protect: the stream is the record of a baccarat_banque table"
+    )

@@ -344,6 +344,16 @@ def test_the_command_deals_a_cercle_game_with_its_defaults() -> None:
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
     events = [json.loads(line) for line in first.stdout.splitlines()]
+    # The first line says the table dealt, as an export's does (replay and protect read it).
+    assert events[0].pop("journal") == {
+        "table": {
+            "game": "baccarat_banque",
+            "decks": 6,
+            "gated": True,
+            "cut_policy": "stop",
+            "burn": "none",
+        }
+    }
     assert events == list(
         simulate(4, game="baccarat_banque", faults=parse_faults("all=0.05", game="baccarat_banque"))
     )

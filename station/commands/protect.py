@@ -2,7 +2,8 @@
 exported journals or replay files, one JSON line per alert.
 
 The events go through the rules core exactly as `station replay` runs them (the same
-table options), and the protector sees each event with its verdict, as the live station
+table options; a stream that says its table is played at it, `stream_table`), and the
+protector sees each event with its verdict, as the live station
 does after each commit. So surveillance can check past shoes, and a test rig can check
 the detectors (`SHOE_SEQUENCE`, `WEAK_SHUFFLE`; see the README). The last shoe of the
 input is scored when the input ends. Lines of `station journal export` carry their
@@ -44,7 +45,10 @@ def add_parser(sub: Any) -> None:
         help="check shoes for repeated or pre-arranged orders and weak shuffles",
         description="Run replay-format events (an export of the journal, a replay file) "
         "through the rules core and the game-protection checks; print one JSON line per "
-        "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice.",
+        "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice. A stream "
+        "that says its table in its first line (an export, `station simulate`) is played "
+        "at that table without --game and --config; a --game or --config of another game "
+        "is refused.",
     )
     add_table_options(p)
     add_game_options(p)
@@ -90,6 +94,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import orjson
 
+    from station.commands.stream_table import named_game, open_source, stream_table
     from station.core.protection import (
         DEFAULT_THRESHOLD,
         FALSE_ALARM_BUDGET,
@@ -98,9 +103,18 @@ def run(args: argparse.Namespace) -> int:
         Protector,
     )
     from station.core.table import Table
-    from station.live.replay import CHUNK, read_chunks, verdict_lines
+    from station.live.replay import verdict_lines
 
-    if not resolve_table_options(args, "protect"):
+    named_by = named_game(args)
+    if named_by and not resolve_table_options(args, "protect"):
+        return EXIT_USAGE
+    source = open_source(args.file, "protect")
+    if source is None:
+        return EXIT_USAGE
+    chunks = stream_table(args, source, "protect", named_by)
+    if chunks is None or (not named_by and not resolve_table_options(args, "protect")):
+        if source is not sys.stdin.buffer:
+            source.close()
         return EXIT_USAGE
     table = table_from_args(args)
     history: History
@@ -139,19 +153,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 emit(protector.row(event, row, row["seq"]))
 
-    if args.file == "-":
-        source = sys.stdin.buffer
-    else:
-        try:
-            source = open(args.file, "rb")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            print(f"station protect: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-            return EXIT_USAGE
     try:
-        try:
-            chunks = read_chunks(source.fileno())
-        except (AttributeError, OSError, ValueError):  # an in-memory stream, e.g. in tests
-            chunks = iter(lambda: source.read(CHUNK), b"")
         for _ in verdict_lines(table, chunks, extend):
             pass  # the verdicts are what `station replay` prints; here only alerts are
         emit(protector.finish(None))

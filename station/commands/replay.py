@@ -8,9 +8,9 @@ A `--paytable` without `--odds` changes nothing but is still checked: a bad one 
 usage error (exit 2), as every bad option value is, rather than silently ignored.
 
 A stream that says its table (the first line's `journal.table`, which `station journal
-export` writes from the journal's first row) is played at that table when neither
-`--game` nor `--config` names a game, and refused (exit 2) when they name another: a
-baccarat banque stream read as punto banco would get nonsense verdicts, silently.
+export` and `station simulate` write) is played at that table when neither `--game` nor
+`--config` names a game, and refused (exit 2) when they name another
+(`station.commands.stream_table`).
 """
 
 from __future__ import annotations
@@ -65,37 +65,24 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from station.live.replay import NotATable, first_line, recorded_table, replay, source_chunks
+    from station.commands.stream_table import named_game, open_source, stream_table
+    from station.live.replay import replay
 
     given = args.paytable is not None  # without --odds: checked, then unused
     # A game named by --game or --config: the options are checked before anything is read
     # and the stream must be of that game; else the stream may say its own.
-    named_by = "--game" if args.game is not None else "[table] game of --config"
-    stated = args.game is not None or args.config is not None
-    made = _table(args, given) if stated else None
-    if stated and made is None:
+    named_by = named_game(args)
+    made = _table(args, given) if named_by else None
+    if named_by and made is None:
         return EXIT_USAGE
-    if args.file == "-":
-        source = sys.stdin.buffer
-    else:
-        try:
-            source = open(args.file, "rb")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            print(f"station replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-            return EXIT_USAGE
+    source = open_source(args.file, "replay")
+    if source is None:
+        return EXIT_USAGE
     try:
-        first, chunks = first_line(source_chunks(source))
-        try:
-            recorded = recorded_table(first)
-        except NotATable as exc:
-            print(f"station replay: the stream's first line names no table: {exc}", file=sys.stderr)
+        chunks = stream_table(args, source, "replay", named_by)
+        if chunks is None:
             return EXIT_USAGE
-        if stated:
-            if recorded is not None and not _same_game(args.game, named_by, recorded["game"]):
-                return EXIT_USAGE
-        else:
-            if recorded is not None:
-                _take_settings(args, recorded)
+        if made is None:
             made = _table(args, given)
         if made is None:
             return EXIT_USAGE
@@ -107,31 +94,6 @@ def run(args: argparse.Namespace) -> int:
         if source is not sys.stdin.buffer:
             source.close()
     return EXIT_OK
-
-
-def _same_game(game: str, named_by: str, recorded: str) -> bool:
-    """Whether the stream's recorded game is the one the options name (False after saying
-    so: every verdict would be the wrong game's)."""
-    if game == recorded:
-        return True
-    print(
-        f"station replay: the stream is the record of a {recorded} table (its first line's "
-        f"journal.table says so), but {named_by} says {game}: the verdicts would be "
-        f"{game}'s; give --game {recorded}, or neither --game nor --config to play the "
-        "stream's own table",
-        file=sys.stderr,
-    )
-    return False
-
-
-def _take_settings(args: argparse.Namespace, recorded: dict[str, Any]) -> None:
-    """The stream's recorded table for the options not given (no --game, no --config)."""
-    args.game = recorded["game"]
-    for option in ("decks", "burn", "cut_policy"):
-        if getattr(args, option) is None and recorded.get(option) is not None:
-            setattr(args, option, recorded[option])
-    if args.ungated is None and "gated" in recorded:
-        args.ungated = not recorded["gated"]
 
 
 def _table(args: argparse.Namespace, given: bool) -> tuple[Table, Extension | None] | None:

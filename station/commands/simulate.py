@@ -3,7 +3,9 @@
 `station simulate --faults all=0.05 | station replay` is the file-based
 hardware-in-the-loop rig: each event carries `expect`, the error the station must give.
 `--game chemin_de_fer|baccarat_banque` deals a cercle game (its decks, burn and cut
-policy unless given), recording each option's decision as a `decision` event.
+policy unless given), recording each option's decision as a `decision` event. The first
+line says the table dealt (`journal.table`, as an export's first line does), so `station
+replay` and `station protect` play the stream at its own table without `--game`.
 """
 
 from __future__ import annotations
@@ -166,11 +168,22 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"station simulate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # The first line says the table dealt, as an export's does (`journal.table`): `station
+    # replay` and `station protect` then play the stream at it without being told.
+    table = {
+        "game": game,
+        "decks": args.decks,
+        "gated": gated,
+        "cut_policy": args.cut_policy,
+        "burn": args.burn,
+    }
     out = sys.stdout.buffer
     dumps = orjson.dumps
     batch: list[bytes] = []
     try:
-        for event in events:
+        for n, event in enumerate(events):
+            if n == 0:
+                event = {**event, "journal": {"table": table}}
             batch.append(dumps(event))
             if len(batch) >= BATCH:
                 batch.append(b"")
