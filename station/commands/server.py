@@ -22,11 +22,19 @@ log = logging.getLogger("station.serve")
 
 
 class StationServer(uvicorn.Server):
-    """`uvicorn.Server` whose forced exit still runs the app's lifespan shutdown."""
+    """`uvicorn.Server` whose forced exit still runs the app's lifespan shutdown, and which
+    says whether a SIGINT stopped it (`interrupted`)."""
+
+    #: A SIGINT asked the server to stop. uvicorn raises the signal again once stopped,
+    #: which a process started with SIGINT ignored (`station run &` in a script) does not
+    #: notice: `startup.serve` then says it, so the exit status is 130 either way.
+    interrupted = False
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        if self.should_exit and sig == signal.SIGINT and not self.force_exit:
-            log.warning("Ctrl-C again: not waiting for open connections; stopping now")
+        if sig == signal.SIGINT:
+            if self.should_exit and not self.force_exit:
+                log.warning("Ctrl-C again: not waiting for open connections; stopping now")
+            self.interrupted = True
         super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:

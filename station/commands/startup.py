@@ -191,6 +191,10 @@ class Startup:
         finally:
             notifier.stopping()
             notifier.close()
+        if getattr(server, "interrupted", False):
+            # Stopped by SIGINT, which was ignored when the process started (else uvicorn's
+            # raising it again has ended `asyncio.run` with KeyboardInterrupt already).
+            raise KeyboardInterrupt
 
 
 def listen_problem(host: str, port: int) -> str | None:

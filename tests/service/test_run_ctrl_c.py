@@ -33,10 +33,17 @@ def demo_config(tmp_path: Path) -> Path:
     return config
 
 
-@pytest.mark.parametrize("presses", [1, 2])
-def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path, presses: int) -> None:
+@pytest.mark.parametrize(
+    ("presses", "at_start"),
+    [(1, signal.SIG_DFL), (2, signal.SIG_DFL), (1, signal.SIG_IGN)],
+    ids=["once", "twice", "started-with-sigint-ignored"],
+)
+def test_ctrl_c_stops_the_demo_station_without_a_traceback(
+    tmp_path: Path, presses: int, at_start: signal.Handlers
+) -> None:
     """Once, or twice in a row (uvicorn's "force quit", which skips waiting for open
-    connections: the station is still stopped, not cut off mid-task)."""
+    connections: the station is still stopped, not cut off mid-task); or a SIGINT to a
+    station started with SIGINT ignored (`station run &` in a script): 130 too, not 0."""
     config = demo_config(tmp_path)
     port = free_port()
     proc = spawn_station(
@@ -48,8 +55,9 @@ def test_ctrl_c_stops_the_demo_station_without_a_traceback(tmp_path: Path, press
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # SIGINT as a terminal delivers it, even if this test runs where it is ignored
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        # SIGINT as a terminal delivers it (or as a script's background job has it),
+        # whatever this test's own disposition is
+        preexec_fn=lambda: signal.signal(signal.SIGINT, at_start),
     )
     try:
         deadline = time.monotonic() + 30
