@@ -47,7 +47,12 @@ def add_parser(sub: Any) -> None:
         help="the model's threshold: below this match score (0 to 1) a card is unreadable "
         "(default: [reader.camera] min_confidence, else 0.5)",
     )
-    rep = jobs.add_parser("report", help="accuracy and confusion on labelled photos")
+    rep = jobs.add_parser(
+        "report",
+        help="accuracy and confusion on labelled photos",
+        description="Recognise every labelled photo with the camera reader's settings and "
+        "report its accuracy and which cards it confuses.",
+    )
     rep.add_argument(
         "--model",
         default=None,

@@ -293,7 +293,7 @@ def _restore(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     path: Path = args.journal or config.journal.path
     try:
-        key = config.journal.load_key()
+        key = config.journal.load_key(config=config.source)
         rotations = config.journal.rotations
         endorsements = [] if rotations is None else read_endorsements(rotations)
     except SigningError as exc:

@@ -83,7 +83,8 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
         choices=GAME_NAMES,
         default=None,
         help="the game the table plays (default: [table] game of --config, else "
-        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy",
+        "punto_banco); it sets the defaults of --decks, --burn and --cut-policy (and of "
+        "--paytable, where the command has one)",
     )
     parser.add_argument(
         "--burn",

@@ -148,8 +148,8 @@ def add_parser(sub: Any) -> None:
         "--cut-depth",
         default=None,
         metavar="CARDS_OR_FRACTION",
-        help="cards behind the cut card (e.g. 16), or that fraction of the shoe (e.g. 0.25) "
-        "(default 16)",
+        help="cards behind the cut card (e.g. 16, at least 16), or that fraction of the shoe "
+        "(e.g. 0.25) (default 16)",
     )
     p.add_argument(
         "--faults",

@@ -19,7 +19,12 @@ def add_parser(sub: Any) -> None:
         "a running station sees changes at once.",
     )
     tsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    a = tsub.add_parser("add", help="make a token (printed once, never stored)")
+    a = tsub.add_parser(
+        "add",
+        help="make a token (printed once, never stored)",
+        description="Make a token for a name and a role, print it once, and keep only its "
+        "SHA-256 in the token file; a running service reads the file again at once.",
+    )
     a.add_argument(
         "--role",
         required=True,
@@ -30,11 +35,21 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--name", required=True, help="who holds it, e.g. game-server or alice; required, unique"
     )
-    r = tsub.add_parser("revoke", help="remove a token by name")
+    r = tsub.add_parser(
+        "revoke",
+        help="remove a token by name",
+        description="Remove a token by its name from the token file; a running service "
+        "refuses it from then on (an open WebSocket of it is closed within a second).",
+    )
     r.add_argument(
         "name", metavar="NAME", help="the token's name (as `station token list` shows it)"
     )
-    ls = tsub.add_parser("list", help="list token names and roles (the file's and the config's)")
+    ls = tsub.add_parser(
+        "list",
+        help="list token names and roles (the file's and the config's)",
+        description="List the tokens' names and roles, from the token file and the config "
+        "(never a token: only their hashes are kept).",
+    )
     for q in (a, r, ls):
         add_config_option(q)
         q.set_defaults(func=run)

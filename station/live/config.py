@@ -312,18 +312,21 @@ class JournalConfig(Section):
         key = self.signing_key
         return None if key is None else key.with_name(key.name + ".rotations")
 
-    def load_key(self, environ: Mapping[str, str] = os.environ) -> SigningKey | None:
+    def load_key(
+        self, environ: Mapping[str, str] = os.environ, config: str = "FILE"
+    ) -> SigningKey | None:
         """The station's signing key (None: the journal is unsigned): the credential
         signing_key_credential names if systemd handed it over ($CREDENTIALS_DIRECTORY),
-        else the file signing_key. SigningError says what is wrong and what to do."""
+        else the file signing_key. SigningError says what is wrong and what to do (with
+        `config`, the config file's path, in the command it names)."""
         if self.signing_key is None:
             return None
         folder = environ.get("CREDENTIALS_DIRECTORY")
         if self.signing_key_credential and folder:
             credential = Path(folder) / self.signing_key_credential
             if credential.is_file():
-                return SigningKey.load(credential)
-        return SigningKey.load(self.signing_key)
+                return SigningKey.load(credential, config)
+        return SigningKey.load(self.signing_key, config)
 
 
 class StationConfig(Section):

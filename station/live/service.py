@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -170,7 +171,8 @@ class Station:
         cfg, writer = self.config, self.writer
         self.loop = asyncio.get_running_loop()
         self.observer.serve(cfg.api.metrics_address)
-        key = await self._on_disk(cfg.journal.load_key)  # SigningError: it cannot start
+        # SigningError: it cannot start (the message names the command that makes a key)
+        key = await self._on_disk(cfg.journal.load_key, os.environ, cfg.source)
         rotations = cfg.journal.rotations
         endorsements = (
             [] if rotations is None else await self._on_disk(read_endorsements, rotations)

@@ -174,14 +174,15 @@ class SigningKey:
         return cls(key)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> SigningKey:
-        """The private key at `path`; SigningError names the file and what to do."""
+    def load(cls, path: str | os.PathLike[str], config: str = "FILE") -> SigningKey:
+        """The private key at `path`; SigningError names the file and what to do (with
+        the station's config file, `config`, in the command it names)."""
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise SigningError(
                 f"cannot read the signing key {path}: {exc.strerror} (make one with "
-                "`station key init --config FILE`)"
+                f"`station key init --config {config}`)"
             ) from None
         return cls.from_pem(data, str(path))
 
@@ -198,6 +199,12 @@ class SigningKey:
             raise SigningError(
                 f"{path} exists: a signing key is never overwritten (rotate it with "
                 "`station key rotate`)"
+            ) from None
+        except FileNotFoundError:
+            folder = Path(path).parent
+            raise SigningError(
+                f"no folder {folder} for the signing key {path}: make it first (readable by "
+                "the station's user only, e.g. `install -d -m 700 " + str(folder) + "`)"
             ) from None
         except OSError as exc:
             raise SigningError(f"cannot write the signing key {path}: {exc.strerror}") from None

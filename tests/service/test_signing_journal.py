@@ -24,6 +24,7 @@ from station.shared import keychain
 from station.shared.keychain import ROTATED, SIGNED, Endorsement
 from station.shared.rows import dumps, notice, row_hash
 from station.shared.signing import SigningKey
+from tests.conftest import spawn_run
 from tests.service.kit import Running
 from tests.service.stationkit import BURN, natural_round, running, station, write_config
 
@@ -328,3 +329,27 @@ def test_the_unsigned_warning_is_a_line_of_the_start(tmp_path: Path) -> None:
     assert "the journal" in (text := next(tmp_path.glob("station-*.log")).read_text())
     assert "is unsigned: anyone who can write its file can rewrite it undetected" in text
     assert logging.getLevelName(logging.WARNING) in text
+
+
+def test_a_missing_key_stops_the_start_and_names_the_command_that_makes_it(
+    tmp_path: Path,
+) -> None:
+    """The example config names /etc/...; on a new machine the key is not there yet: the
+    station does not start unsigned, and says which command makes the key, for this
+    config file (not a placeholder)."""
+    config, _ = write_config(tmp_path, 'signing_key = "keys/station.pem"')
+    proc = spawn_run(config)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert f"cannot read the signing key {tmp_path / 'keys' / 'station.pem'}" in err
+    assert f"make one with `station key init --config {config}`" in err
+    assert "Traceback" not in err
+    made = station("key", "init", "--config", str(config))
+    assert made.returncode == 2
+    assert made.stderr.startswith(f"station key init: no folder {tmp_path / 'keys'} for ")
+    assert "make it first" in made.stderr
+    (tmp_path / "keys").mkdir(mode=0o700)
+    made = station("key", "init", "--config", str(config))
+    assert made.returncode == 0, made.stderr
+    with running(config, {}):
+        pass
