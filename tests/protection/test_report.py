@@ -91,8 +91,19 @@ def test_a_time_window_and_the_html_page(tmp_path: Path) -> None:
         "report", "--journal", str(path), "--format", "json",
         "--from", "2026-12-01T10:00:20", "--to", "2026-12-01T10:01:00",
     )  # fmt: skip
-    totals = orjson.loads(window.stdout)["tables"][0]["totals"]
+    report = orjson.loads(window.stdout)["tables"][0]
+    totals = report["totals"]
     assert totals["rounds"] == 1 and totals["seconds_per_round"] == 20.0
+    # Every time in the JSON as the journal writes a row's (one style, UTC, `Z`).
+    times = [report[k] for k in ("from", "to", "first_row", "last_row")]
+    times += [shoe["started"] for shoe in report["shoes"]]
+    assert times[:4] == [
+        "2026-12-01T10:00:20.000000Z",
+        "2026-12-01T10:01:00.000000Z",
+        "2026-12-01T10:00:30.000000Z",  # the window's first row and its last
+        "2026-12-01T10:00:55.000000Z",
+    ]
+    assert all(t.endswith("Z") and "+" not in t for t in times)
     page = tmp_path / "report.html"
     assert run_station("report", "--journal", str(path), "-o", str(page)).returncode == 0
     html = page.read_text()

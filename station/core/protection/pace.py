@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from station.core.table import Table
@@ -182,11 +182,19 @@ class Pace:
         ]
         return {
             "table": self.table_id,
-            "from": self.start.isoformat() if self.start else None,
-            "to": self.end.isoformat() if self.end else None,
-            "first_row": self.first.isoformat() if self.first else None,
-            "last_row": self.last.isoformat() if self.last else None,
+            "from": _stamp(self.start),
+            "to": _stamp(self.end),
+            "first_row": _stamp(self.first),
+            "last_row": _stamp(self.last),
             "totals": self.total.as_dict(),
             "dealers": {name: t.as_dict() for name, t in sorted(self.dealers.items())},
             "shoes": shoes,
         }
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    """A time as the journal writes its rows' (UTC, microseconds, `Z`), so the report's
+    times and the rows' read alike."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
