@@ -116,7 +116,9 @@ def test_a_signed_journal_never_continues_unsigned_or_under_another_key(tmp_path
         assert journal.verify(key.public).ok
 
 
-def test_a_rotated_key_takes_over_by_the_old_keys_endorsement(tmp_path: Path) -> None:
+def test_a_rotated_key_takes_over_by_the_old_keys_endorsement(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     old, new, stranger = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     signed_journal(tmp_path / "j.db", old).close()
     forged = Endorsement(stranger.public, new.public, stranger.endorse(new.public))
@@ -126,9 +128,15 @@ def test_a_rotated_key_takes_over_by_the_old_keys_endorsement(tmp_path: Path) ->
     ):
         journal.start("t-1", Table(), new, [forged])
     genuine = Endorsement(old.public, new.public, old.endorse(new.public))
-    with Journal(tmp_path / "j.db") as journal:
+    with Journal(tmp_path / "j.db") as journal, caplog.at_level(logging.WARNING):
         journal.start("t-1", Table(), new, [forged, genuine])
         journal.append([notice("station", "station", "after")])
+        # The hand-over is in the log as well as in the journal.
+        said = [r.getMessage() for r in caplog.records if ROTATED in r.getMessage()]
+        assert said == [
+            f"journal {tmp_path / 'j.db'}: {ROTATED}: from now on signed with key "
+            f"{new.public.fingerprint} (endorsed by key {old.public.fingerprint})"
+        ]
         handed = [r for r in journal.rows() if r.event.get("message") == ROTATED]
         assert [r.event["old_key"]["fingerprint"] for r in handed] == [old.public.fingerprint]
         assert journal.verify(new.public).ok and journal.verify(old.public).ok

@@ -193,6 +193,18 @@ class Journal:
             first_rows.append(migrated)
         if first_rows:
             self.append(first_rows)
+        for pending in first_rows:  # what the journal now says of its keys, in the log too
+            event = pending.event
+            new, old = event.get("signing_key"), event.get("old_key")
+            if isinstance(new, dict):
+                was = f" (endorsed by key {old['fingerprint']})" if isinstance(old, dict) else ""
+                log.warning(
+                    "journal %s: %s: from now on signed with key %s%s",
+                    self.path,
+                    event.get("message"),
+                    new.get("fingerprint"),
+                    was,
+                )
 
     @property
     def signed_by(self) -> PublicKey | None:
