@@ -132,7 +132,10 @@ def test_killed_between_commit_and_ack_every_row_once(
         assert [r.seq for r in archive.rows("table-1")] == list(range(1, len(rows) + 1))
         assert archive.verify("table-1") == []
         assert archive.alerts() == []  # the rows sent again were no gap, no conflict
-    assert sum(duplicates) == 10  # the 10 committed before the kill came again: no-ops
+    # The 10 committed before the kill came again: no-ops. (More may come again: a batch
+    # whose commit and ack took longer than ack_wait on a loaded machine is sent again, as
+    # at-least-once delivery does; the archive above holds each row once all the same.)
+    assert sum(duplicates) >= 10
     assert len(lags) == len(rows) - 10 and all(0 < lag < 60 for lag in lags)
 
 
