@@ -187,12 +187,16 @@ def test_a_station_publishes_its_rows_and_heartbeats(floor: FloorBroker, tmp_pat
 
         wait_for(publishing, what="health to say the publisher is publishing")
         health = said[0]
-        wait_for(
-            lambda: any(Heartbeat.decode(b).seq == last for b in beats.messages),
-            what="a heartbeat at the last row",
-        )
+
+        # A heartbeat at the last row may go out before the publisher says "publishing"
+        # (it said "connecting" once, under load): the one after it says so.
+        def publishing_beats() -> list[Heartbeat]:
+            found = (Heartbeat.decode(b) for b in beats.messages)
+            return [b for b in found if b.seq == last and b.floor == "publishing"]
+
+        wait_for(lambda: bool(publishing_beats()), what="a heartbeat at the last row, publishing")
     assert health["status"] == "ok" and health["floor"]["state"] == "publishing"
-    beat = next(Heartbeat.decode(b) for b in beats.messages if Heartbeat.decode(b).seq == last)
+    beat = publishing_beats()[0]
     assert (beat.site, beat.table, beat.floor, beat.shoe) == (SITE, "table-2", "publishing", 1)
     snapshot = live.station.snapshot
     assert beat.round == snapshot.last_round and not beat.suspended and beat.code is None
