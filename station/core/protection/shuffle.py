@@ -205,3 +205,16 @@ def located(
         *excess_by_card(previous.discards(), shoe, decks, found.cards, fit)
     )
     return dataclasses.replace(found, first=first + 1, last=last + 1)
+
+
+def weak_look(
+    previous: DealtShoe, shoe: Sequence[int], decks: int, look: str, threshold: float
+) -> ShuffleScore | None:
+    """The look `look` at `shoe` when it is weak (its probability below `threshold`),
+    with where it shows (`located`); None when it is not, or cannot be looked at. One
+    function of plain data, so a station can run it in a process of its own
+    (`station.live.protection.looks`): 10-30 ms of CPU twice a shoe."""
+    score = shuffle_score(previous, shoe, decks, look)
+    if score is None or score.probability >= threshold:
+        return None
+    return located(score, previous, shoe, decks)

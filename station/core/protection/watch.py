@@ -12,7 +12,7 @@ the first look said nothing); a shoe raises at most one WEAK_SHUFFLE.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +27,14 @@ from station.core.protection.sequence import (
 from station.core.protection.shuffle import (
     DEFAULT_THRESHOLD,
     DealtShoe,
+    ShuffleScore,
     half_look,
-    located,
-    shuffle_score,
+    weak_look,
 )
+
+#: What looks at a shuffle: (previous shoe, the new shoe's cards, decks, look, threshold)
+#: -> the weak look, located, or None (`shuffle.weak_look`, in this process or another).
+Looker = Callable[[DealtShoe, Sequence[int], int, str, float], ShuffleScore | None]
 
 SHOE_SEQUENCE = "SHOE_SEQUENCE"
 WEAK_SHUFFLE = "WEAK_SHUFFLE"
@@ -83,15 +87,19 @@ class Protector:
         budget: float = FALSE_ALARM_BUDGET,
         weak_threshold: float = DEFAULT_THRESHOLD,
         shuffles: bool = True,
+        looker: Looker = weak_look,
     ) -> None:
         """`shuffles` False: no WEAK_SHUFFLE check (the floor service, which takes each
-        station's own, need not spend its 20-40 ms a shoe on every table)."""
+        station's own, need not spend its 20-40 ms a shoe on every table). `looker` runs
+        a look (the live station's runs it in a process of its own: 10-30 ms of numpy
+        in the station's process moved its card latency's tail)."""
         self.history = history
         self.decks = decks
         self.table = table
         self.budget = budget
         self.weak_threshold = weak_threshold
         self.shuffles = shuffles
+        self.looker = looker
         self.watch: SequenceWatch | None = None
         self.shoe_seq: int | None = None  # seq of the current shoe's `shoe` row
         self.shoe_ts: str | None = None
@@ -158,11 +166,10 @@ class Protector:
         previous, dealt = self.previous, self.dealt
         if not self.shuffles or self.weak_said or previous is None or dealt is None:
             return []
-        score = shuffle_score(previous, dealt.cards, self.decks, look)
-        if score is None or score.probability >= self.weak_threshold:
+        score = self.looker(previous, dealt.cards, self.decks, look, self.weak_threshold)
+        if score is None:
             return []
         self.weak_said = True
-        score = located(score, previous, dealt.cards, self.decks)
         return [
             Alert(
                 WEAK_SHUFFLE,

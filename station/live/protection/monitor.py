@@ -32,6 +32,7 @@ import orjson
 from station.core.protection import Alert, Protector, run_length
 from station.live.errors import NotReady
 from station.live.protection.config import ProtectionConfig
+from station.live.protection.looks import LookWorker
 from station.shared.protection_index import ProtectionIndexError, SqliteHistory
 from station.shared.rows import Pending, Row, notice
 
@@ -139,14 +140,17 @@ class ProtectionMonitor:
             self.error = str(exc)
             log.error("game protection is off: %s", exc)
             return
+        looks = LookWorker()
         protector = Protector(
             history,
             self.decks,
             table=self.table_id,
             budget=cfg.false_alarm,
             weak_threshold=cfg.weak_below,
+            looker=looks,
         )
         try:
+            looks.start()  # its interpreter's start-up now, not in the middle of a shoe
             self._catch_up(protector, last_seq)
             self._protector = protector
             while (batch := self._queue.get()) is not None:
@@ -156,6 +160,7 @@ class ProtectionMonitor:
             self.error = f"the protection checks stopped: {exc}"
             log.exception("the protection checks stopped")
         finally:
+            looks.close()
             history.close()
 
     def _catch_up(self, protector: Protector, last_seq: int) -> None:

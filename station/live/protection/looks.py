@@ -1,0 +1,90 @@
+"""The weak-shuffle looks of the live station, in a process of their own.
+
+A look (`shuffle.weak_look`, twice a shoe) is 10-30 ms of numpy and Python on the
+protection thread; in the station's process it held the interpreter while cards were
+being decided, and the card-to-WebSocket p99 with cards back to back rose from about
+1 ms to 3-4 ms (docs/BENCHMARKS.md). Here it runs in one worker process at a lower
+priority: the protection thread waits for the answer without holding the interpreter,
+and the station's threads go first on a busy dealer PC (the look is once a shoe; it may
+wait). A worker that dies is replaced at the next look; meanwhile the look is made in
+this process, so no shoe goes unchecked.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
+
+from station.core.protection.shuffle import DealtShoe, ShuffleScore, weak_look
+
+log = logging.getLogger("station.live.protection")
+
+#: The worker's niceness: below the station's threads, which decide the cards.
+NICE = 10
+
+
+def _lower_priority() -> None:
+    """In the worker, as it starts: let the station's own threads run first."""
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+class LookWorker:
+    """A `Looker` (`station.core.protection.watch`) that runs each look in a worker
+    process, started at the first look (spawned: a clean interpreter, not a fork of the
+    station's threads) and stopped by `close`."""
+
+    def __init__(self) -> None:
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def __call__(
+        self, previous: DealtShoe, shoe: Sequence[int], decks: int, look: str, threshold: float
+    ) -> ShuffleScore | None:
+        args = (previous, list(shoe), decks, look, threshold)
+        try:
+            return self._worker().submit(weak_look, *args).result()
+        except (BrokenProcessPool, OSError) as exc:
+            log.warning(
+                "game protection: the shuffle look's process failed (%s); looking in the "
+                "station's process this time, a new one at the next look",
+                exc,
+            )
+            self.close()
+            return weak_look(*args)
+
+    def start(self) -> None:
+        """Start the worker now (its interpreter and imports take a few hundred ms of
+        CPU: better at the station's start than during a shoe). A worker that cannot be
+        started is said once; the looks are then made in this process."""
+        try:
+            self.pid()
+        except (BrokenProcessPool, OSError) as exc:
+            log.warning("game protection: no process for the shuffle looks (%s)", exc)
+            self.close()
+
+    def pid(self) -> int:
+        """The worker's process id (starting it if need be): what tests check."""
+        return self._worker().submit(_pid).result()
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _worker(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority,
+            )
+        return self._pool
