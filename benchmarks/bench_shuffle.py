@@ -40,7 +40,8 @@ JOBS = int(os.environ.get("BENCH_SHUFFLE_JOBS", "2"))
 #: Which parts to run (comma-separated: time, power, models, false; default all).
 PARTS = os.environ.get("BENCH_SHUFFLE_PARTS", "time,power,models,false").split(",")
 DECKS = (8, 6)
-RIFFLES = range(1, 9)
+#: The riffles of the power curve ($BENCH_SHUFFLE_RIFFLES, e.g. "4,5": those columns only).
+RIFFLES = [int(r) for r in os.environ.get("BENCH_SHUFFLE_RIFFLES", "1,2,3,4,5,6,7,8").split(",")]
 GATHERINGS = ("dealt", "reversed", "banker-first", "scrambled")
 MODELS = (
     "box",
@@ -122,6 +123,12 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return lower, upper
 
 
+def share(part: float) -> str:
+    """A share in whole per cent, but to a tenth from 99 % to just below 100 % (so that
+    99.4 % does not read as 100 % against a target of 99 %)."""
+    return f"{part:6.1%}" if 0.99 <= part < 1.0 else f"{part:6.0%}"
+
+
 def power_curve() -> None:
     cells: list[Cell] = []
     for d_i, decks in enumerate(DECKS):
@@ -141,7 +148,7 @@ def power_curve() -> None:
             caught, half, named = [], [], []
             for _ in RIFFLES:
                 looks, said, _ = next(results)
-                caught.append(f"{(looks['half'] + looks['end']) / TRIALS:6.0%}")
+                caught.append(share((looks["half"] + looks["end"]) / TRIALS))
                 half.append(f"{looks['half'] / TRIALS:6.0%}")
                 named.append(f"{statistics.median(said):6.0f}" if len(said) >= 5 else "     -")
             print(f"    {gathering:<20}" + "".join(f"{c:>6}" for c in caught))
