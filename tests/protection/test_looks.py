@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +57,40 @@ def test_a_dead_worker_is_replaced_and_no_look_is_lost(
     assert "looking in the station's process this time" in caplog.text
     assert worker.pid() not in (first, os.getpid())  # a new worker for the next look
     assert worker(previous, shoe, 6, "end", DEFAULT_THRESHOLD) == expected
+
+
+STATION = """
+import sys, time
+from station.live.protection.looks import LookWorker
+looks = LookWorker()
+looks.start()
+print(looks.pid(), flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_worker_ends_with_a_station_killed_outright() -> None:
+    """SIGKILL leaves the station no time to stop its worker: the worker sees it gone and
+    ends, so it does not hold the station's output pipes (a supervisor's, a test's) open."""
+    station = subprocess.Popen(
+        [sys.executable, "-c", STATION], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert station.stdout is not None
+        worker = int(station.stdout.readline())
+        os.kill(station.pid, signal.SIGKILL)
+        station.communicate(timeout=10)  # EOF: no process holds its pipes any more
+    finally:
+        if station.poll() is None:
+            station.kill()
+    assert not running(worker)
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended but not yet reaped by whoever adopted
+    it, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

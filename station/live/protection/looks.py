@@ -17,6 +17,8 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 
@@ -26,12 +28,25 @@ log = logging.getLogger("station.live.protection")
 
 #: The worker's niceness: below the station's threads, which decide the cards.
 NICE = 10
+#: Seconds between the worker's looks at whether its station is still there.
+PARENT_CHECK = 0.5
 
 
-def _lower_priority() -> None:
-    """In the worker, as it starts: let the station's own threads run first."""
+def _in_worker() -> None:
+    """In the worker, as it starts: let the station's own threads run first, and end with
+    the station. A station killed outright (SIGKILL, a crash) cannot stop its worker;
+    left behind, it would hold the station's stdout and stderr (and a supervisor's
+    pipe reading them) open for good."""
     with contextlib.suppress(OSError):
         os.nice(NICE)
+    station = os.getppid()
+    threading.Thread(target=_end_with, args=(station,), name="station watch", daemon=True).start()
+
+
+def _end_with(station: int) -> None:
+    while os.getppid() == station:
+        time.sleep(PARENT_CHECK)
+    os._exit(0)  # the station is gone (this process was handed to another parent)
 
 
 def _pid() -> int:
@@ -85,6 +100,6 @@ class LookWorker:
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_lower_priority,
+                initializer=_in_worker,
             )
         return self._pool
