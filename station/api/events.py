@@ -121,9 +121,10 @@ def openapi_components() -> tuple[dict[str, Any], dict[str, Any]]:
     the app adds to its OpenAPI components (a route cannot add components itself)."""
     schema = EVENT_ADAPTER.json_schema(ref_template=_REFS)
     definitions = schema.pop("$defs")
-    for model in MODELS.values():  # extra keys: allowed, within the bounds
+    for model in MODELS.values():  # extra keys: allowed, within the bounds, not RESERVED
         extras = {"$ref": _REFS.format(model=_extra(2))}
         definitions[model.__name__]["additionalProperties"] = extras
+        definitions[model.__name__]["propertyNames"] = {"not": {"enum": list(RESERVED)}}
         for prop in definitions[model.__name__]["properties"].values():
             _bound_free_objects(prop)
     return schema, {**definitions, **extra_value_schemas()}

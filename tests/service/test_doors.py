@@ -19,7 +19,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from station.api.auth import HIGHER_ROLE, MISSING, NOT_VALID, THROTTLED, Throttle
-from station.api.events import MAX_BODY
+from station.api.events import MAX_BODY, RESERVED
+from station.core.events import EVENT_TYPES
 from tests.service.kit import Running, make_config, serve
 
 pytestmark = pytest.mark.server
@@ -348,6 +349,19 @@ def test_a_body_cannot_pass_for_the_station_in_the_journal_or_its_export(
     for key in ("journal", "verdict"):  # the keys the export adds cannot come in a body
         r = station.post({"type": "close_bets", key: {"seq": 99}}, "dealer")
         assert r.status_code == 422 and "reserved" in r.json()["detail"]
+
+
+def test_the_schema_says_the_reserved_keys_are_refused(station: Running) -> None:
+    """A schema-driven client (schemathesis once sent `ts` as an extra key and got the
+    422 the schema did not announce) reads that a row's own keys cannot come in a body."""
+    document = httpx.get(f"{station.url}/api/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    body = document["paths"]["/api/events"]["post"]["requestBody"]["content"]
+    events = [ref["$ref"].rsplit("/", 1)[1] for ref in body["application/json"]["schema"]["oneOf"]]
+    assert len(events) == len(EVENT_TYPES)
+    for name in events:
+        assert schemas[name]["propertyNames"] == {"not": {"enum": list(RESERVED)}}, name
+        assert not set(schemas[name]["properties"]) & set(RESERVED)  # no field of its own
 
 
 def test_the_summary_is_written_when_the_window_ends_without_another_request(
