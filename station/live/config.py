@@ -321,12 +321,9 @@ class JournalConfig(Section):
         `config`, the config file's path, in the command it names)."""
         if self.signing_key is None:
             return None
-        folder = environ.get("CREDENTIALS_DIRECTORY")
-        if self.signing_key_credential and folder:
-            credential = Path(folder) / self.signing_key_credential
-            if credential.is_file():
-                return SigningKey.load(credential, config)
-        return SigningKey.load(self.signing_key, config)
+        return SigningKey.load_handed_over(
+            self.signing_key, self.signing_key_credential, environ, config
+        )
 
 
 class StationConfig(Section):

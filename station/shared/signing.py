@@ -186,6 +186,24 @@ class SigningKey:
             ) from None
         return cls.from_pem(data, str(path))
 
+    @classmethod
+    def load_handed_over(
+        cls,
+        path: str | os.PathLike[str],
+        credential: str,
+        environ: Mapping[str, str] = os.environ,
+        config: str = "FILE",
+    ) -> SigningKey:
+        """The station's key as the installed unit hands it over: the systemd credential
+        named `credential` if systemd gave one ($CREDENTIALS_DIRECTORY), else the file at
+        `path`. The station and its publisher's process read it alike through here."""
+        folder = environ.get("CREDENTIALS_DIRECTORY")
+        if credential and folder:
+            handed = Path(folder) / credential
+            if handed.is_file():
+                return cls.load(handed, config)
+        return cls.load(path, config)
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the key to a new file, mode 0600; an existing file is never overwritten."""
         pem = self._key.private_bytes(

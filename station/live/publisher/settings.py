@@ -108,9 +108,4 @@ class KeyFile:
         """The key (None: the station has none); SigningError says why it cannot be read."""
         if self.path is None:
             return None
-        folder = environ.get("CREDENTIALS_DIRECTORY")
-        if self.credential and folder:
-            credential = Path(folder) / self.credential
-            if credential.is_file():
-                return SigningKey.load(credential)
-        return SigningKey.load(self.path)
+        return SigningKey.load_handed_over(self.path, self.credential, environ)
