@@ -238,15 +238,10 @@ class FloorProtection:
         for table, head in heads.items():
             first = 1
             if not rebuild:
-                shoes = reader.execute(
-                    "SELECT seq FROM row WHERE table_id = ? AND seq <= ? AND kind = 'event' "
-                    "AND json_extract(event, '$.type') = 'shoe' AND "
-                    "json_extract(verdict, '$.ok') ORDER BY seq DESC LIMIT 2",
-                    (table, head),
-                ).fetchall()
+                shoes = _shoe_rows(reader, table, head, 2)
                 if not shoes:
                     continue
-                first = shoes[-1][0]
+                first = shoes[-1]
             sources.append(
                 reader.execute(
                     "SELECT table_id, seq, ts, kind, event, verdict FROM row "
@@ -269,11 +264,7 @@ class FloorProtection:
         rows are checked as they come, within their shoe. Alerts of the rows read again
         are in the archive already and not raised twice; their shoes are in the index."""
         self._protectors.pop(table, None)
-        start = db.execute(
-            "SELECT MAX(seq) FROM row WHERE table_id = ? AND seq < ? AND kind = 'event' "
-            "AND json_extract(event, '$.type') = 'shoe' AND json_extract(verdict, '$.ok')",
-            (table, first),
-        ).fetchone()[0]
+        start = next(iter(_shoe_rows(db, table, first - 1, 1)), None)
         self._checked[table] = (start or first) - 1
         if start is not None:
             rows = db.execute(
@@ -353,6 +344,20 @@ class FloorProtection:
             alerts = read_alerts(db, ALERTS_KEPT)  # with their acknowledgements
         if alerts is not None:
             loop.call_soon_threadsafe(tell, alerts)
+
+
+def _shoe_rows(db: sqlite3.Connection, table: str, up_to: int, count: int) -> list[int]:
+    """The seqs of the table's last `count` accepted `shoe` rows at or before `up_to`,
+    latest first: where a check that reads the table again begins."""
+    return [
+        seq
+        for (seq,) in db.execute(
+            "SELECT seq FROM row WHERE table_id = ? AND seq <= ? AND kind = 'event' "
+            "AND json_extract(event, '$.type') = 'shoe' AND json_extract(verdict, '$.ok') "
+            "ORDER BY seq DESC LIMIT ?",
+            (table, up_to, count),
+        )
+    ]
 
 
 def _decks_of(db: sqlite3.Connection, table: str) -> int:
