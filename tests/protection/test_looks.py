@@ -94,3 +94,20 @@ def running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_a_worker_whose_station_died_while_it_started_ends_too() -> None:
+    """The station names itself to the worker: a station killed while its worker was
+    starting is no longer the worker's parent by the time the worker looks (it was
+    adopted), and such a worker once took its new parent for its station and stayed."""
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import time; from station.live.protection.looks import _in_worker; "
+            "_in_worker(2**22 + 1); time.sleep(30)",  # a pid no process has (pid_max)
+        ],
+        timeout=10,
+        check=False,
+    )
+    assert started.returncode == 0  # ended by the watch, long before the sleep

@@ -32,14 +32,14 @@ NICE = 10
 PARENT_CHECK = 0.5
 
 
-def _in_worker() -> None:
+def _in_worker(station: int) -> None:
     """In the worker, as it starts: let the station's own threads run first, and end with
-    the station. A station killed outright (SIGKILL, a crash) cannot stop its worker;
-    left behind, it would hold the station's stdout and stderr (and a supervisor's
-    pipe reading them) open for good."""
+    the station (`station`: its pid, given by the station itself, since one killed while
+    this worker was starting is not this process's parent any more). A station killed
+    outright (SIGKILL, a crash) cannot stop its worker; left behind, it would hold the
+    station's stdout and stderr (and a supervisor's pipe reading them) open for good."""
     with contextlib.suppress(OSError):
         os.nice(NICE)
-    station = os.getppid()
     threading.Thread(target=_end_with, args=(station,), name="station watch", daemon=True).start()
 
 
@@ -101,5 +101,6 @@ class LookWorker:
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_in_worker,
+                initargs=(os.getpid(),),
             )
         return self._pool
