@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from drivers.codecs import CodecError, make_codec
+from drivers.cut_depth import DEFAULT_CUT_DEPTH, MIN_CUT_DEPTH
 from drivers.framing import FRAMINGS
 from station.shared.sections import (
     ConfigError,
@@ -47,13 +48,6 @@ STOPBITS = (1, 1.5, 2)
 RECOGNISERS = ("rank-suit", "barcode")
 #: The fastest baud rate a serial adapter offers; more is a typo.
 MAX_BAUDRATE = 4_000_000
-#: Fewest cards behind the cut card that let a dealer always finish the shoe by the rules:
-#: the cut card can come out before the first burn card (up to 10 burns still due), and
-#: the round opened next is then the last one (up to 6 cards). (`drivers.sim.shoe` deals
-#: by it; it lives here because `[reader.sim] cut_depth` is bounded by it.)
-MIN_CUT_DEPTH = 16
-#: Cards left behind the cut card when nothing else is asked for.
-DEFAULT_CUT_DEPTH = MIN_CUT_DEPTH
 #: An hour: no wait, timeout or pace of the station is meant to be longer.
 HOUR = 3600.0
 

@@ -54,14 +54,20 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        parser.exit(self.show())
+
+    @staticmethod
+    def show() -> int:
         from station.version import station_version
 
         print(f"station {station_version()}")
-        parser.exit()
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # before the parser: its subcommands would all be imported
+        return _Version.show()
     named = argv[0].replace("-", "_") if argv and not argv[0].startswith("-") else None
     args = build_parser(named if named in COMMANDS else None).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func

@@ -11,10 +11,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-# The cut card's depths are settings too ([reader.sim] cut_depth): the config model's
-# bounds are their home, and the config may not import the simulator.
-from drivers.config import DEFAULT_CUT_DEPTH as DEFAULT_CUT_DEPTH
-from drivers.config import MIN_CUT_DEPTH as MIN_CUT_DEPTH
+# The cut card's depths are settings too ([reader.sim] cut_depth), bounded by these.
+from drivers.cut_depth import DEFAULT_CUT_DEPTH as DEFAULT_CUT_DEPTH
+from drivers.cut_depth import MIN_CUT_DEPTH as MIN_CUT_DEPTH
 from station.core.cards import ALL_CARDS, parse_card
 
 #: What `VirtualShoe.draw` returns when the cut card comes out (no card code is 3 letters).

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from station.commands.common import load_config
 from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES
-from station.core.table import Table
-from station.live.config import game_defaults
+from station.core.paytables import game_defaults
+
+if TYPE_CHECKING:
+    from station.core.table import Table
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments or an unreadable file (argparse exits with 2 too)
@@ -139,6 +142,8 @@ def resolve_table_options(args: argparse.Namespace, prog: str) -> bool:
 
 def table_from_args(args: argparse.Namespace) -> Table:
     """The table the options set up (a command without `--game` plays punto banco)."""
+    from station.core.table import Table
+
     return Table(
         game=getattr(args, "game", None) or "punto_banco",
         decks=args.decks,

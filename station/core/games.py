@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from station.core.rules import PUNTO_BANCO as PUNTO_BANCO_TABLEAU
 from station.core.rules import Tableau
@@ -264,3 +264,14 @@ def game_named(game: str | Game) -> Game:
     if found is None:
         raise ValueError(f"game must be one of {', '.join(GAME_NAMES)}, got {game!r}")
     return found
+
+
+#: What a table recorded before the cercle games played (its settings say no game, burn).
+BEFORE_GAMES: Mapping[str, str] = MappingProxyType({"game": "punto_banco", "burn": "reveal"})
+
+
+def settings_of(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A table's recorded settings (a journal's first row, a stream's `journal.table`); one
+    older than the cercle games gets punto banco's game and burn. Here in the core, so
+    `station replay` reads a stream's table without loading the journal's store."""
+    return {**BEFORE_GAMES, **recorded}

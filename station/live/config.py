@@ -35,7 +35,13 @@ from pydantic import (
 
 from drivers.config import ReaderConfig, parse_bytes
 from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, GAMES
-from station.core.paytables import GAME_PAYTABLES, Paytable, PaytableError, available
+from station.core.paytables import (
+    GAME_PAYTABLES,
+    Paytable,
+    PaytableError,
+    available,
+    game_defaults,
+)
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
 from station.live.api_config import ApiConfig
@@ -75,18 +81,6 @@ MAX_DECKS = 16
 CREDENTIAL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-_.")
 #: The `[table]` keys whose default is the game's (left out: the game's value).
 GAME_KEYS = ("decks", "burn", "cut_policy", "paytable")
-
-
-def game_defaults(name: str) -> dict[str, int | str]:
-    """What `[table]` takes from the game `name` for each of GAME_KEYS left out: its
-    decks, burn, cut policy and shipped paytable (KeyError for no such game)."""
-    game = GAMES[name]
-    return {
-        "decks": game.decks,
-        "burn": game.burn,
-        "cut_policy": game.cut_policy,
-        "paytable": GAME_PAYTABLES[name],
-    }
 
 
 class TableConfig(Section):

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from station.core.events import not_json_reason
-from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, settings_of
 from station.core.table import Table
 from station.core.verdicts import BAD_INPUT
 from station.core.words import EXPLANATIONS
@@ -150,9 +150,7 @@ def recorded_table(line: bytes) -> dict[str, Any] | None:
     if not isinstance(table, Mapping):
         raise NotATable(f"its journal.table is not an object: {table!r}")
     # Read as the journal reads its first row (one made before the cercle games says no
-    # game: punto banco's); imported here, so a stream that says nothing pays nothing.
-    from station.live.journal.table import settings_of
-
+    # game: punto banco's).
     settings = settings_of(table)
     allowed = {"game": GAME_NAMES, "burn": BURNS, "cut_policy": CUT_POLICIES}
     for key, values in allowed.items():

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from station.core.games import BEFORE_GAMES as BEFORE_GAMES  # re-exported
+from station.core.games import settings_of as settings_of  # re-exported
 from station.core.table import Table
 from station.live.journal.errors import JournalError
 from station.shared.rows import CREATED, Row, dumps
-
-#: What a journal made before the cercle games played (its first row has no game, burn).
-BEFORE_GAMES = {"game": "punto_banco", "burn": "reveal"}
 
 
 def table_settings(table_id: str, table: Table) -> dict[str, Any]:
@@ -32,12 +31,6 @@ def table_settings(table_id: str, table: Table) -> dict[str, Any]:
         "cut_policy": table.cut_policy,
         "burn": table.burn,
     }
-
-
-def settings_of(first: Mapping[str, Any]) -> dict[str, Any]:
-    """A journal's recorded table settings; one older than the cercle games gets punto
-    banco's game and burn."""
-    return {**BEFORE_GAMES, **first}
 
 
 def table_of(settings: Mapping[str, Any]) -> Table:
