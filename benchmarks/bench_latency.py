@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import connect
 
+from benchmarks.figures import record
 from drivers.sim.pty import PtyPort
 from drivers.sim.shoe import CUT_CARD, ShoeEmpty, VirtualShoe
 from station.shared.signing import SigningKey
@@ -205,8 +207,29 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[max(int(len(ordered) * q) - 1, 0)] * 1000
 
 
+def commit_p99(commits: int = CARDS + WARMUP) -> float:
+    """Milliseconds, p99: one durable SQLite commit (WAL, synchronous FULL, one row the size
+    of a card's) in a temporary folder like the station's journal, the warm-up left out.
+    The reference of the station's p99: a card can be no faster than its commit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = sqlite3.connect(Path(tmp) / "commits.db", isolation_level=None)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("CREATE TABLE rows (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        times = []
+        for _ in range(commits):
+            started = time.perf_counter()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO rows (body) VALUES (?)", ("x" * 400,))
+            db.execute("COMMIT")
+            times.append(time.perf_counter() - started)
+        db.close()
+    return _pct(times[WARMUP:], 0.99)
+
+
 def main() -> None:
     STAGES.clear()
+    reference = commit_p99()
     latencies = sorted(measure())
     ms = [x * 1000 for x in latencies]
     p50 = statistics.median(ms)
@@ -222,6 +245,14 @@ def main() -> None:
     print(
         f"   of which pty -> serial driver -> writer queue: p50 {_pct(STAGES, 0.5):.2f} ms, "
         f"p99 {_pct(STAGES, 0.99):.2f} ms; the rest is apply + commit + WebSocket"
+    )
+    record(
+        "pty -> WebSocket p99, one card at a time",
+        p99,
+        "one SQLite commit's p99",
+        reference,
+        3.0,
+        "ms",
     )
 
 
