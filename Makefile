@@ -27,6 +27,14 @@ $(STAMP): pyproject.toml | system-deps
 	# `station replay` starts as fast, and scripts/ can import devkit/.
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+	$(MAKE) core
+
+.PHONY: core
+# The pure core's hot modules compiled with mypyc (mypy's, in the dev extras) into
+# build/core/, beside the sources, not over them: station/core/__init__.py uses them while
+# they are as new as their .py, unless STATION_PURE_CORE=1. No compiler: the pure core.
+core:
+	$(PY) scripts/build_core.py
 
 run: install
 	$(VENV)/bin/station run --config config/demo.toml
@@ -42,8 +50,11 @@ lint-imports: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-pytest: install
+# Everything once (the compiled core where it is built), then the pure suites again on the
+# pure-Python core (STATION_PURE_CORE=1): both must decide alike.
+pytest: install core
 	$(VENV)/bin/pytest
+	STATION_PURE_CORE=1 $(MAKE) --no-print-directory test-fast
 
 .PHONY: lint-js
 # The dashboard's JavaScript: Biome's recommended rules (biome.json); a warning fails too.

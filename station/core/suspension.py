@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 #: How many of the errors after the first a suspension keeps with their cards (the rest
 #: are only counted: a line that sends garbage while suspended must not grow the state).
@@ -25,7 +26,7 @@ class Suspension:
     and how many of each code came since (bounded whatever the line sends)."""
 
     code: str
-    card: object = None
+    card: Any = None  # what the line sent (mypyc's dataclasses resolve no builtin `object`)
     later: deque[tuple[str, object]] = field(default_factory=_later)
     later_counts: dict[str, int] = field(default_factory=dict)
     later_total: int = 0

@@ -244,7 +244,8 @@ class Table:
         susp = self.suspension
         if susp is None or susp.code != DECISION_MISSING:
             return None
-        return susp.card  # type: ignore[return-value]  # a canonical code: it was counted
+        held: str = susp.card  # a canonical code: it was counted
+        return held
 
     def due(self) -> str | None:
         """What the table waits for next, as a code: `shoe`, `burn_reveal`, `burn`,
