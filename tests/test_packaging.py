@@ -68,6 +68,22 @@ def test_the_wheel_carries_no_tests_and_the_package_data(installed: Path) -> Non
     assert out.stdout.split() == ["True", "True", "True"]
 
 
+def test_the_wheel_carries_the_compiled_core(installed: Path) -> None:
+    """`pip wheel .` compiles the core's hot modules (setup.py; gcc and mypyc are here),
+    and the installed package runs them: no build/core/ of a checkout is needed."""
+    code = "import station.core.table as t, station.core.events as e; print(t.__file__, e.__file__)"
+    out = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=installed,
+        check=True,
+    )
+    table, events = out.stdout.split()
+    assert table.endswith(".so") and str(installed) in table
+    assert events.endswith(".py")  # left to Python (scripts/build_core.py says why)
+
+
 def test_version(installed: Path) -> None:
     out = subprocess.run(
         [str(installed / "bin" / "station"), "--version"],

@@ -37,7 +37,8 @@ def _compiled_fresh() -> bool:
     return bool(built)
 
 
-#: Whether this process runs the compiled core (see scripts/build_core.py).
+#: Whether this process runs a checkout's compiled core, build/core/ (scripts/build_core.py;
+#: an installed wheel's compiled modules sit beside their .py and need no switch).
 COMPILED = not _os.environ.get("STATION_PURE_CORE") and _compiled_fresh()
 if COMPILED:
     __path__.insert(0, _COMPILED_DIR)
