@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml | system-deps
 # The pure core's hot modules compiled with mypyc (mypy's, in the dev extras) into
 # build/core/, beside the sources, not over them: station/core/__init__.py uses them while
 # they are as new as their .py, unless STATION_PURE_CORE=1. No compiler: the pure core.
-core:
+core: install
 	$(PY) scripts/build_core.py
 
 run: install

@@ -40,7 +40,20 @@ MODULES = (
 GROUP = "station_core"
 
 
+def up_to_date() -> bool:
+    """Every module compiled, none of their sources newer than its build."""
+    for name in MODULES:
+        built = list((OUT / "station" / "core").glob(f"{name}.*.so"))
+        source = ROOT / "station" / "core" / f"{name}.py"
+        if len(built) != 1 or source.stat().st_mtime > built[0].stat().st_mtime:
+            return False
+    return True
+
+
 def main() -> int:
+    if "--force" not in sys.argv and up_to_date():
+        print("build_core: build/core/ is up to date")
+        return 0
     try:
         import mypyc  # noqa: F401
     except ImportError:
