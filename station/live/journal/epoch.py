@@ -24,6 +24,13 @@ from station.shared.rows import Pending, notice
 
 #: The notice a restore ends the restored journal with (`restore.py`).
 RESTORED = "journal restored"
+#: The notice a station journals when it starts on a journal shorter than, or other than,
+#: what it last signed or what the floor holds (a rollback or a cut without `journal
+#: restore`, issue 32): it begins a new epoch as a restore does, so that no id the game
+#: server has seen is given again, and it says what was found.
+DISCONTINUITY = "journal discontinuity"
+#: The notices that begin an epoch after the first.
+EPOCH_NOTICES = (RESTORED, DISCONTINUITY)
 #: Hex digits of a hash that name a journal, and an epoch.
 JOURNAL_DIGITS, EPOCH_DIGITS = 12, 8
 
@@ -53,9 +60,9 @@ def epoch_of(db: sqlite3.Connection) -> Epoch | None:
         return None
     sql = (
         "SELECT seq, hash, event FROM journal WHERE kind = 'notice' AND "
-        "json_extract(event, '$.message') = ? ORDER BY seq DESC LIMIT 1"
+        "json_extract(event, '$.message') IN (?, ?) ORDER BY seq DESC LIMIT 1"
     )
-    restored = db.execute(sql, (RESTORED,)).fetchone()
+    restored = db.execute(sql, EPOCH_NOTICES).fetchone()
     journal = first[1][:JOURNAL_DIGITS]
     if restored is None:
         return Epoch(journal, first[1][:EPOCH_DIGITS], 1, first[0])
@@ -71,3 +78,10 @@ def epoch_of(db: sqlite3.Connection) -> Epoch | None:
 def restored_notice(epoch: int, **details: object) -> Pending:
     """The notice that begins epoch `epoch` (`details`: the backup, the journal replaced)."""
     return notice("station", "restore", RESTORED, epoch=epoch, **details)
+
+
+def discontinuity_notice(epoch: int, **details: object) -> Pending:
+    """The notice that begins epoch `epoch` after a discontinuity (`details`: what the
+    station last signed, what it found, and where it was found: the head anchor, the
+    floor's stream)."""
+    return notice("station", "integrity", DISCONTINUITY, epoch=epoch, **details)

@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 
 from station.core.table import Table
 from station.live.journal import disk, keys, reading
-from station.live.journal.epoch import RESTORED, Epoch, epoch_of
+from station.live.journal.epoch import EPOCH_NOTICES, Epoch, epoch_of
 from station.live.journal.errors import (
     UNAVAILABLE_TAIL,
     JournalError,
@@ -251,7 +251,7 @@ class Journal:
                 Row(seq, p.ts, p.source, p.actor, p.kind, event, verdict, prev, h, signature)
             )
             prev = h
-            if event.get("message") == RESTORED:  # a new epoch: read it again when asked
+            if event.get("message") in EPOCH_NOTICES:  # a new epoch: read it again when asked
                 self._epoch = None
         if not params:
             return rows
