@@ -25,7 +25,13 @@ from station.core.protection import FALSE_ALARM_BUDGET
 from station.shared.broker_login import BrokerLogin
 from station.shared.config import LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
-from station.shared.messages import OFFLINE_AFTER, STREAM, check_token
+from station.shared.messages import (
+    OFFLINE_AFTER,
+    STREAM,
+    STREAM_BYTES,
+    TABLE_ROWS,
+    check_token,
+)
 from station.shared.sections import ConfigError, Problem, Section, bounds, describe, read_toml
 from station.shared.serving import (
     allowed_hosts_field,
@@ -75,6 +81,20 @@ class BrokerConfig(BrokerLogin):
         description="the brokers that keep each row when this service makes the stream: 1 "
         "for one broker, 3 for a cluster of three (a row is acknowledged once two hold it, "
         "and the floor goes on through one broker's loss)",
+    )
+    table_rows: int = Field(
+        TABLE_ROWS,
+        ge=1000,
+        description="rows of one table the stream keeps when this service makes it, the "
+        "table's oldest dropped first: one table's login flooding its subject drops only "
+        "its own rows (size it for the longest floor outage: README, 'Sizing the broker')",
+    )
+    stream_bytes: int = Field(
+        STREAM_BYTES,
+        ge=1 << 20,
+        description="bytes the stream keeps in all when this service makes it, the oldest "
+        "dropped first: below the broker's max_file_store, so no publish ever fails for "
+        "want of room",
     )
     user: str = Field("", description="the floor service's broker user (with password)")
     durable: str = Field(

@@ -250,9 +250,35 @@ class FloorService:
         try:
             info = await js.stream_info(broker.stream)
         except nats.js.errors.NotFoundError:
-            await js.add_stream(stream_config(broker.stream, replicas=broker.replicas))
+            await js.add_stream(
+                stream_config(
+                    broker.stream,
+                    replicas=broker.replicas,
+                    max_msgs_per_subject=broker.table_rows,
+                    max_bytes=broker.stream_bytes,
+                )
+            )
             log.info("made the stream %s (%d replicas)", broker.stream, broker.replicas)
             return
+        unbounded = [
+            name
+            for name, value in (
+                ("max-msgs-per-subject", info.config.max_msgs_per_subject),
+                ("max-bytes", info.config.max_bytes),
+            )
+            if value is None or value <= 0
+        ]
+        if unbounded:  # a stream made before issue 32: one table's login can fill it
+            log.warning(
+                "the stream %s has no %s: one table's broker login can fill it and every "
+                "table's publishes then fail (set them: `nats stream edit %s "
+                "--max-msgs-per-subject %d --max-bytes %d`, README 'Sizing the broker')",
+                broker.stream,
+                " nor ".join(unbounded),
+                broker.stream,
+                broker.table_rows,
+                broker.stream_bytes,
+            )
         replicas = info.config.num_replicas or 1
         if replicas != broker.replicas:
             log.warning(

@@ -11,48 +11,29 @@ from pathlib import Path
 import nats
 import pytest
 
-from devkit.broker import ADMIN_USER, Broker, free_port, render_config
+from devkit.broker import ADMIN_USER, render_config
 from station.shared.messages import STREAM, journal_subject, station_permissions
 from tests.floor.kit import (
     FloorBroker,
-    StationUser,
     append_rows,
     assert_exactly_once,
-    create_stream,
     new_journal,
     run_publisher,
     table_count,
     wait_published,
 )
+from tests.floor.shippedkit import SHIPPED, shipped_broker
 
 pytestmark = pytest.mark.floor
-
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "config" / "nats-server.conf"
-PASSWORDS = {"FLOOR_PASSWORD": "floor-secret", "TABLE_1_PASSWORD": "one", "TABLE_2_PASSWORD": "two"}
 
 
 @pytest.fixture
 def shipped(tmp_path: Path) -> Iterator[FloorBroker]:
-    text = SHIPPED.read_text()
-    port = free_port()
-    text, listens = re.subn(r"(?m)^listen: .*$", f"listen: 127.0.0.1:{port}", text)
-    text, stores = re.subn(r"(?m)^(\s*)store_dir: .*$", rf"\1store_dir: {tmp_path}/store", text)
-    assert (listens, stores) == (1, 1)
-    config = tmp_path / "nats-server.conf"
-    config.write_text(text)
-    broker = Broker(config, port, log=tmp_path / "nats.log", env=PASSWORDS)
-    broker.start()
-    stations = {
-        "table-1": StationUser("site-1", "table-1", "table-1", "one"),
-        "table-2": StationUser("site-1", "table-2", "table-2", "two"),
-    }
-    floor = FloorBroker(broker, PASSWORDS["FLOOR_PASSWORD"], stations)
+    floor = shipped_broker(tmp_path)
     try:
-        asyncio.run(create_stream(floor))
         yield floor
     finally:
-        broker.stop()
+        floor.broker.stop()
 
 
 async def _as_table_1(floor: FloorBroker) -> list[str]:

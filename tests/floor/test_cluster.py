@@ -257,12 +257,13 @@ async def make_stream(floor: FloorBroker) -> None:
 
 
 def test_the_shipped_cluster_blocks_are_the_single_broker_s() -> None:
-    """Its users and permissions are config/nats-server.conf's, word for word."""
+    """Its users, permissions, accounts and their imports and limits are
+    config/nats-server.conf's, word for word."""
     single = (ROOT / "config" / "nats-server.conf").read_text()
     clustered = SHIPPED.read_text()
 
     def users(text: str) -> list[str]:
-        block = text[text.index("  TABLE_1 = {") :]
+        block = text[text.index("TABLE_1_PERMISSIONS = {") :]
         return [line.strip() for line in block.splitlines() if line.strip() and "#" not in line]
 
     assert users(clustered) == users(single)
