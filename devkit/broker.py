@@ -9,8 +9,9 @@ config as the shipped files: JetStream with `sync_interval: always` (a row ackno
 the station is on the broker's disk), the floor's account holding the stream, and one
 account per station whose user may publish only its own table's subjects
 (`station_permissions`) and whose account imports only those from the floor's
-(`station_imports`: no reply can land in another table's subject); a cluster's node adds its name, its route port
-and routes to every node, and a monitoring port (`/healthz`: JetStream is ready).
+(`station_imports`: no reply can land in another table's subject); a cluster's node
+adds its name, its route port and routes to every node, and a monitoring port
+(`/healthz`: JetStream is ready).
 """
 
 from __future__ import annotations
