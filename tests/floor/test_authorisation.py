@@ -12,7 +12,14 @@ import nats
 import pytest
 
 from devkit.broker import ADMIN_USER, render_config
-from station.shared.messages import STREAM, journal_subject, station_permissions
+from station.shared.messages import (
+    STREAM,
+    floor_exports,
+    journal_subject,
+    station_imports,
+    station_permissions,
+    table_limits,
+)
 from tests.floor.kit import (
     FloorBroker,
     append_rows,
@@ -95,3 +102,30 @@ def test_the_shipped_blocks_are_station_permissions() -> None:
         assert f'"_INBOX.site-1.{table}.>"' in text
     assert re.search(r"(?m)^\s*sync_interval: always$", text)
     assert ADMIN_USER in render_config(4222, Path("s"), [], "x")
+
+
+def account_block(text: str, name: str) -> str:
+    """The text of the shipped file's account `name` (from `  NAME: {` to its `  }`)."""
+    start = text.index(f"\n  {name}: {{\n")
+    return text[start : text.index("\n  }\n", start)]
+
+
+def test_the_shipped_accounts_are_station_imports() -> None:
+    """Each table's account in the shipped file imports what `station_imports` says and
+    nothing more, with `table_limits`; the floor's account exports what `floor_exports`
+    says (the tests' brokers use those)."""
+    text = SHIPPED.read_text()
+    floor = account_block(text, "FLOOR")
+    assert "jetstream: enabled" in floor
+    exports = re.findall(r'\{service: "([^"]+)"\}', floor)
+    assert exports == [e["service"] for e in floor_exports()]
+    for n, table in ((1, "table-1"), (2, "table-2")):
+        block = account_block(text, f"TABLE_{n}")
+        imports = re.findall(r'\{service: \{account: (\w+), subject: "([^"]+)"\}\}', block)
+        assert imports == [
+            (i["service"]["account"], i["service"]["subject"])
+            for i in station_imports("site-1", table)
+        ]
+        limits = dict(re.findall(r"(max_\w+): (\d+)", block))
+        assert {k: int(v) for k, v in limits.items()} == table_limits()
+        assert f"user: {table}, password: $TABLE_{n}_PASSWORD" in block
