@@ -43,6 +43,7 @@ from station.floor.decisions import DecisionRefused
 from station.floor.protection import FloorProtection
 from station.floor.schema import ArchiveError
 from station.shared.messages import (
+    ROW_BYTES,
     Alert,
     BadMessage,
     Heartbeat,
@@ -244,8 +245,10 @@ class FloorService:
 
     async def _ensure_stream(self, js: Any) -> None:
         """The stream, made if the operator has not made it yet (the stations' definition,
-        on `[broker] replicas` brokers); one that exists keeps its replicas (said if they
-        are not the config's: changing them is the operator's move)."""
+        on `[broker] replicas` brokers, each table's rows and the whole bounded by
+        `[broker] table_rows` and `stream_bytes`); one that exists keeps its replicas and
+        bounds (said if they are not the config's, or it has none: changing them is the
+        operator's move)."""
         broker = self.config.broker
         try:
             info = await js.stream_info(broker.stream)
@@ -265,6 +268,7 @@ class FloorService:
             for name, value in (
                 ("max-msgs-per-subject", info.config.max_msgs_per_subject),
                 ("max-bytes", info.config.max_bytes),
+                ("max-msg-size", info.config.max_msg_size),
             )
             if value is None or value <= 0
         ]
@@ -272,12 +276,14 @@ class FloorService:
             log.warning(
                 "the stream %s has no %s: one table's broker login can fill it and every "
                 "table's publishes then fail (set them: `nats stream edit %s "
-                "--max-msgs-per-subject %d --max-bytes %d`, README 'Sizing the broker')",
+                "--max-msgs-per-subject %d --max-bytes %d --max-msg-size %d`, README "
+                "'Sizing the broker')",
                 broker.stream,
                 " nor ".join(unbounded),
                 broker.stream,
                 broker.table_rows,
                 broker.stream_bytes,
+                ROW_BYTES,
             )
         replicas = info.config.num_replicas or 1
         if replicas != broker.replicas:

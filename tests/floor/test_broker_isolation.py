@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import nats
 import nats.errors
 import pytest
 from nats.aio.msg import Msg
-from nats.js.api import StreamInfo
+from nats.js.api import DiscardPolicy, StreamInfo
 
 from devkit.broker import ADMIN_USER, Broker, free_port
 from station.shared.messages import (
@@ -32,6 +33,7 @@ from station.shared.messages import (
     station_permissions,
     stream_config,
 )
+from tests.floor.floorkit import floor_config, serve_floor
 from tests.floor.kit import (
     SITE,
     FloorBroker,
@@ -349,3 +351,41 @@ def test_one_login_holds_at_most_four_connections(shipped: FloorBroker) -> None:
 
     refused = asyncio.run(attack())
     assert "maximum account active connections" in refused.lower(), refused
+
+
+# The floor service makes the stream with these bounds, and says so of one without.
+
+
+def test_the_floor_service_makes_the_stream_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    floor = shipped_broker(tmp_path / "broker", stream=False)
+    try:
+        config, tokens = floor_config(
+            tmp_path, floor, monkeypatch, broker={"table_rows": 5000, "stream_bytes": 1 << 30}
+        )
+        with serve_floor(config, tokens):
+            info = asyncio.run(stream_info(floor))
+    finally:
+        floor.broker.stop()
+    assert info.config.max_msgs_per_subject == 5000
+    assert info.config.max_bytes == 1 << 30
+    assert info.config.max_msg_size == ROW_BYTES
+    assert info.config.discard == DiscardPolicy.OLD
+
+
+def test_the_floor_service_warns_of_a_stream_without_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    floor = shipped_broker(tmp_path / "broker", stream=False)
+    try:
+        asyncio.run(_make_stream(floor, max_msgs_per_subject=-1, max_bytes=-1, max_msg_size=-1))
+        config, tokens = floor_config(tmp_path, floor, monkeypatch)
+        with caplog.at_level(logging.WARNING, "station.floor"), serve_floor(config, tokens):
+            pass
+    finally:
+        floor.broker.stop()
+    words = [r.getMessage() for r in caplog.records if "can fill it" in r.getMessage()]
+    assert words, [r.getMessage() for r in caplog.records]
+    assert "no max-msgs-per-subject nor max-bytes nor max-msg-size" in words[0]
+    assert "nats stream edit FLOOR --max-msgs-per-subject 100000" in words[0]
