@@ -71,6 +71,9 @@ STREAM_BYTES = 16 * 1024**3
 #: Connections one table's login may hold open at once (a station needs one; a restarted
 #: publisher briefly two).
 TABLE_CONNECTIONS = 4
+#: Subscriptions one table's login may hold at once: a station's publisher has one (its
+#: inbox, for every reply); so that a login cannot make the broker keep millions.
+TABLE_SUBSCRIPTIONS = 64
 #: The broker account holding the stream: the floor service's. Each table has an account
 #: of its own that imports only its own subjects from it (`station_imports`).
 FLOOR_ACCOUNT = "FLOOR"
@@ -529,6 +532,10 @@ def station_imports(
 
 
 def table_limits() -> dict[str, int]:
-    """A table's broker account's limits: the connections its login may hold open and the
-    largest message it may send (a row, `ROW_BYTES`)."""
-    return {"max_connections": TABLE_CONNECTIONS, "max_payload": ROW_BYTES}
+    """A table's broker account's limits: the connections and subscriptions its login may
+    hold and the largest message it may send (a row, `ROW_BYTES`)."""
+    return {
+        "max_connections": TABLE_CONNECTIONS,
+        "max_subscriptions": TABLE_SUBSCRIPTIONS,
+        "max_payload": ROW_BYTES,
+    }

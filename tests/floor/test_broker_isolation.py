@@ -27,6 +27,7 @@ from devkit.broker import ADMIN_USER, Broker, free_port
 from station.shared.messages import (
     ROW_BYTES,
     STREAM,
+    TABLE_SUBSCRIPTIONS,
     alert_subject,
     heartbeat_subject,
     journal_subject,
@@ -319,12 +320,19 @@ def test_a_row_bigger_than_the_bound_is_refused_by_the_broker(shipped: FloorBrok
 def raw_publish(floor: FloorBroker, subject: str, size: int, *, verbose: bool = False) -> str:
     """What the broker answers table 1's login publishing `size` bytes at `subject` over
     a plain socket."""
+    pub = f"PUB {subject} {size}\r\n".encode() + b"x" * size + b"\r\n"
+    return raw_session(floor, pub, verbose=verbose)
+
+
+def raw_session(floor: FloorBroker, protocol: bytes, *, verbose: bool = False) -> str:
+    """What the broker answers table 1's login sending `protocol` (NATS protocol lines)
+    over a plain socket, a client that ignores every limit the broker advertises: up to
+    its PONG or its first error."""
     user = USERS["table-1"]
     login = {"user": user.user, "pass": user.password, "verbose": verbose, "pedantic": False}
     with socket.create_connection(("127.0.0.1", floor.broker.port), timeout=10) as s:
         s.recv(4096)  # INFO
-        s.sendall(f"CONNECT {json.dumps(login)}\r\n".encode())
-        s.sendall(f"PUB {subject} {size}\r\n".encode() + b"x" * size + b"\r\nPING\r\n")
+        s.sendall(f"CONNECT {json.dumps(login)}\r\n".encode() + protocol + b"PING\r\n")
         answer = b""
         while b"PONG" not in answer and b"-ERR" not in answer:
             chunk = s.recv(4096)
@@ -353,6 +361,18 @@ def test_one_login_holds_at_most_four_connections(shipped: FloorBroker) -> None:
     assert "maximum account active connections" in refused.lower(), refused
 
 
+def test_one_login_holds_at_most_64_subscriptions(shipped: FloorBroker) -> None:
+    subs = b"".join(
+        f"SUB _INBOX.site-1.table-1.sub-{n} {n}\r\n".encode()
+        for n in range(TABLE_SUBSCRIPTIONS + 1)
+    )
+    answer = raw_session(shipped, subs)
+    assert "maximum subscriptions exceeded" in answer.lower(), answer
+    # the station's own work goes on: its next connection publishes a row
+    assert "+OK" in raw_publish(shipped, OWN, 100, verbose=True)
+    wait_for(lambda: asyncio.run(table_count(shipped, "table-1")) == 1, what="the row stored")
+
+
 # The floor service makes the stream with these bounds, and says so of one without.
 
 
@@ -364,7 +384,9 @@ def test_the_floor_service_makes_the_stream_bounded(
         config, tokens = floor_config(
             tmp_path, floor, monkeypatch, broker={"table_rows": 5000, "stream_bytes": 1 << 30}
         )
-        with serve_floor(config, tokens):
+        with serve_floor(config, tokens) as running:
+            # the service makes the stream once it has reached the broker
+            wait_for(lambda: running.service.board.broker == "connected", what="connected")
             info = asyncio.run(stream_info(floor))
     finally:
         floor.broker.stop()
@@ -381,8 +403,8 @@ def test_the_floor_service_warns_of_a_stream_without_bounds(
     try:
         asyncio.run(_make_stream(floor, max_msgs_per_subject=-1, max_bytes=-1, max_msg_size=-1))
         config, tokens = floor_config(tmp_path, floor, monkeypatch)
-        with caplog.at_level(logging.WARNING, "station.floor"), serve_floor(config, tokens):
-            pass
+        with caplog.at_level(logging.WARNING, "station.floor"), serve_floor(config, tokens) as on:
+            wait_for(lambda: on.service.board.broker == "connected", what="connected")
     finally:
         floor.broker.stop()
     words = [r.getMessage() for r in caplog.records if "can fill it" in r.getMessage()]
