@@ -40,6 +40,7 @@ from tests.floor.kit import (
     wait_for,
     wait_published,
 )
+from tests.floor.test_broker_isolation import attack_5
 
 pytestmark = [pytest.mark.floor, pytest.mark.server]
 
@@ -249,6 +250,28 @@ def test_the_shipped_cluster_config_keeps_each_row_on_three_nodes(tmp_path: Path
         "floor-3",
     }
     assert info.state.messages == journal.last_seq
+
+
+def test_the_shipped_cluster_keeps_a_reply_out_of_another_table_s_subject(
+    tmp_path: Path,
+) -> None:
+    """Issue 32's attack 5 on the shipped cluster, table 1's login on a node that does not
+    lead the stream: its replies aimed at table 2's subjects store and deliver nothing."""
+    nodes = shipped_cluster(tmp_path)
+    nodes.start()
+    users = {
+        "table-1": StationUser("site-1", "table-1", "table-1", "one"),
+        "table-2": StationUser("site-1", "table-2", "table-2", "two"),
+    }
+    try:
+        asyncio.run(make_stream(on(nodes, nodes.nodes[0], users)))
+        leader = nodes.leader(STREAM)
+        follower = next(node for node in nodes.nodes if node is not leader)
+        stored, heard, errors = attack_5(on(nodes, follower, users))
+    finally:
+        nodes.stop()
+    assert (stored, heard) == (0, [])
+    assert any('publish to "floor.site-1.table-2.journal"' in e for e in errors), errors
 
 
 async def make_stream(floor: FloorBroker) -> None:
