@@ -3,8 +3,9 @@ through the tables' real logins: one table's login cannot get anything stored un
 heard at, another table's subjects (not by a plain publish, not by a JetStream request,
 not by naming another table's subject as the reply subject: JetStream sends its
 acknowledgement there), and it cannot fill the stream or the broker so that another
-table's publishes fail. Each attack is first shown to work on a broker of the shape the
-shipped file had before (one account, permissions only): the tests can fail."""
+table's publishes fail, nor hold more than its share. Each attack is also made where it
+lands (a broker of the shape the shipped file had before, one account and permissions
+only; a stream without bounds), so the tests can fail."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import nats
 import nats.errors
+import nats.js.errors
 import pytest
 from nats.aio.msg import Msg
 from nats.js.api import DiscardPolicy, StreamInfo
@@ -66,7 +68,7 @@ TABLE_ROWS, STREAM_BYTES, BROKER_ROOM = 100, 32 << 20, "64MB"
 FLOOD, FLOOD_BYTES = 800, 100 * 1024
 
 
-def one_account_broker(tmp: Path, *, max_file_store: str | None = None) -> FloorBroker:
+def one_account_broker(tmp: Path) -> FloorBroker:
     """A broker of the shape the shipped file had before issue 32: every login in one
     account, each table's user held to its own subjects by permissions only."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -75,9 +77,7 @@ def one_account_broker(tmp: Path, *, max_file_store: str | None = None) -> Floor
     for u in USERS.values():
         permissions = station_permissions(u.site, u.table)
         users.append({"user": u.user, "password": u.password, "permissions": permissions})
-    jetstream: dict[str, object] = {"store_dir": str(tmp / "store"), "sync_interval": "always"}
-    if max_file_store is not None:
-        jetstream["max_file_store"] = max_file_store
+    jetstream = {"store_dir": str(tmp / "store"), "sync_interval": "always"}
     config = {
         "listen": f"127.0.0.1:{port}",
         "jetstream": jetstream,
