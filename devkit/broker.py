@@ -51,9 +51,10 @@ BATCHES_IN_FLIGHT = 1000
 #: The user the floor service (and the tests' admin) connects as: may do anything in the
 #: floor's account (the stream's).
 ADMIN_USER = "floor"
-#: The broker's room for JetStream (`max_file_store`), as the shipped config gives it: the
-#: stream's own bound (`STREAM_BYTES`) is reserved from it when the stream is made.
-STORE_BYTES = 20 * 1000**3
+#: The broker's room for JetStream (`max_file_store`): a stream's own bound
+#: (`STREAM_BYTES`, 16 GiB) is reserved from it when the stream is made, so a test broker
+#: gets room for many (a limit, not disk taken; the shipped config's is 20 GB, for one).
+STORE_BYTES = 1 << 40
 #: The name of a cluster's route mesh (every node of one floor's cluster gives it).
 CLUSTER_NAME = "floor"
 
