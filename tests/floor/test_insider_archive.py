@@ -17,8 +17,8 @@ import pytest
 from station.floor import epochs
 from station.floor.alerts import EPOCH, ROLLBACK, STALE_HEARTBEAT
 from station.floor.archive import Archive
-from station.floor.beats import Believed
 from station.floor.arrival import Arrival
+from station.floor.beats import Believed
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig, FloorSettings, FloorTableConfig
 from station.floor.decisions import KINDS_3, DecisionRefused, decision_table

@@ -174,9 +174,8 @@ def test_replayed_heartbeats_are_refused_and_a_restarted_floor_still_refuses_the
         # The station pointed at the insider's broker: its signed heartbeats captured.
         config.write_text(text.replace(broker.url, theirs.url))
         monkeypatch.setenv("FLOOR_PASSWORD", theirs.user(TABLE).password)
-        with Listener(theirs, heartbeat_subject(SITE, TABLE)) as captured:
-            with running(config, tokens):
-                wait_until(lambda: len(captured.messages) >= 3, "heartbeats captured")
+        with Listener(theirs, heartbeat_subject(SITE, TABLE)) as captured, running(config, tokens):
+            wait_until(lambda: len(captured.messages) >= 3, "heartbeats captured")
         replayed = list(captured.messages)
     finally:
         theirs.broker.stop()
