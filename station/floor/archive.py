@@ -48,6 +48,7 @@ from station.floor.alerts import (
     NEW_KEY,
     ROLLBACK,
     gap_words,
+    raise_alert,
     raise_once,
     resolve,
     station_alert,
@@ -276,7 +277,11 @@ class Archive(ArchiveReader):
             self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, words)
             return
         words = epochs.rollback_words(row, head_seq)
-        self._held(done, table, seq, row.hash, "rollback", body, received, ROLLBACK, words)
+        # Each rollback its own alert when the table's key signed it (a second one after
+        # an acknowledged first must be seen too); one at a time for an unsigned table,
+        # whose rows anyone with its login can make.
+        signed = self._keys_now.get(table) is not None and row.signature is not None
+        self._held(done, table, seq, row.hash, "rollback", body, received, ROLLBACK, words, signed)
 
     def _check(self, row: FloorRow) -> Checked:
         """The row against its table's key (`keys.check_row`)."""
@@ -356,11 +361,12 @@ class Archive(ArchiveReader):
         received: str,
         kind: str,
         message: str,
+        every: bool = False,
     ) -> None:
         """Keep a row that cannot be archived, and say so (an alert of `kind`, unless one
         is open for the table already: a replaced journal sends hundreds of rows that do
-        not fit; the first says it, the held rows count the rest). Nothing if it is held
-        already (sent again)."""
+        not fit; the first says it, the held rows count the rest; `every`: an alert for
+        each such row). Nothing if it is held already (sent again)."""
         if seq is None:  # SQLite's UNIQUE lets NULLs repeat: look for the same body
             same = self._db.execute(
                 "SELECT 1 FROM held WHERE table_id = ? AND seq IS NULL AND body = ?",
@@ -375,7 +381,9 @@ class Archive(ArchiveReader):
         )
         if cur.rowcount == 1:
             done.held += 1
-            if message:  # none: a row held behind one already alerted
+            if message and every:
+                done.alerted(raise_alert(self._db, table, seq, kind, message, received))
+            elif message:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
     def _release(self, table: str, heads: Heads, received: str, done: Committed) -> None:

@@ -102,6 +102,16 @@ def test_a_branch_without_an_epoch_notice_is_a_rollback_no_one_can_accept(
         assert refused.value.status == 409
         assert [r.hash for r in archive.rows(T)] == [r.hash for r in old]
         assert archive.verify(T) == []
+        # Acknowledged, the alert stays open: a second rollback is alerted all the same.
+        [alert] = [a for a in archive.alerts() if a.kind == ROLLBACK]
+        archive.acknowledge(alert.id, *BOSS, "the pit manager is told")
+        second = tmp_path / "second.db"
+        shutil.copy(tmp_path / "backup.db", second)
+        shutil.copy(tmp_path / "backup.db.head", f"{second}.head")
+        with signed_journal(second, T, key, events(9)[6:]) as journal:
+            other = list(journal.rows())
+        done = archive.commit(arrivals(other))
+        assert [a.kind for a in done.raised] == [ROLLBACK] and done.accepted == []
 
 
 def beat(ts: str, seq: int = 7) -> Heartbeat:
