@@ -105,6 +105,7 @@ def test_a_rolled_back_journal_republished_is_a_rollback_never_an_epoch(
         # The cover-up: the rows the key really signed, republished with the table's login.
         asyncio.run(publish_as_the_table(broker, as_published(rolled[kept:])))
         alerts = wait_until(lambda: floor.alerts("ROLLBACK"), "the ROLLBACK alert")
+        wait_until(lambda: floor.table(TABLE)["held"] == len(rolled) - kept, "all held")
         seen = floor.table(TABLE)
         refused = floor.post(
             f"/api/floor/tables/{TABLE}/accept-chain",
@@ -193,7 +194,7 @@ def test_replayed_heartbeats_are_refused_and_a_restarted_floor_still_refuses_the
             lambda: floor.table(TABLE)["stale_heartbeats"] == len(replayed), "replays counted"
         )
         seen = floor.table(TABLE)
-        [alert] = floor.alerts("STALE_HEARTBEAT")
+        [alert] = wait_until(lambda: floor.alerts("STALE_HEARTBEAT"), "the alert")
     with floor_process(floor_dir, broker, {TABLE: public}, 2.0, lines) as again:
         asyncio.run(publish_as_the_table(broker, messages))
         wait_until(
