@@ -390,6 +390,12 @@ class Board:
         if signed is False or (signed and not self.witness.fresh(beat.table, beat)):
             return False
         why = _refusal(view, beat, archived)
+        if why is not None and signed and beat.floor == REFUSED:
+            # The table's own key says its journal is not the one the stream (and the
+            # archive) holds: rolled back or cut without `journal restore` (a restore's
+            # publisher goes on after the stream's rows), or a second station with its
+            # key. Its rows never reach the floor, so the floor says it (issue 32).
+            self.witness.diverged(beat.table, beat, view.seq)
         if why is not None:
             refused = self.refused.get(beat.table)
             if refused is None or refused.why != why:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from station.floor.alerts import FORGED_MESSAGE, STALE_HEARTBEAT
+from station.floor.alerts import FORGED_MESSAGE, ROLLBACK, STALE_HEARTBEAT
 from station.floor.beats import Believed, stale
 from station.floor.config import HEARTBEAT_SKEW
 from station.floor.decisions import Decision
@@ -128,6 +128,21 @@ class Witness:
         )
         self._alert(table, words, STALE_HEARTBEAT)
         return False
+
+    def diverged(self, table: str, beat: Heartbeat, archived: int) -> None:
+        """A signed heartbeat whose publisher is refused: the station's journal is not the
+        one the floor archived. A ROLLBACK alert (the rows that would show it are kept
+        off the stream), at most once a minute a table."""
+        words = (
+            f"table {table}'s station (its key signed the heartbeat) says its journal is "
+            f"not the one the floor archived (its last row {beat.seq}, hash "
+            f"{beat.hash[:12]}…; the archive ends at row {archived}; its publisher is "
+            "refused): a journal rolled back or cut without `station journal restore`, or "
+            "a second station with the table's key. Stop the table, find out who changed "
+            "its files, and put its journal back with `station journal restore BACKUP "
+            "--from-floor URL`"
+        )
+        self._alert(table, words, ROLLBACK)
 
     def believe(self, table: str, beat: Heartbeat) -> Believed:
         """The table's last heartbeat believed is `beat` from now on."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -251,3 +252,30 @@ def test_set_key_is_a_supervisors_decision_on_the_floor_api(tmp_path: Path) -> N
     assert again.status_code == 409 and "trusted" in again.text
     [line] = [t for t in seen.json()["tables"] if t["id"] == T]
     assert line["signed"] and line["key"]["origin"] == "set by a supervisor"
+
+
+def test_a_signed_heartbeat_of_a_refused_publisher_is_a_rollback_alert(tmp_path: Path) -> None:
+    """The station's own key says its journal is not the one the floor archived (its
+    publisher refused: the rows that would show it never reach the stream): ROLLBACK, in
+    the archive's alerts; the heartbeat does not make the table online. An unsigned one,
+    or one its key did not sign, says nothing of the kind."""
+    key = SigningKey.generate()
+    config = FloorServiceConfig(table=(FloorTableConfig(id=T, public_key=key.public.text),))
+    board = Board(config)
+    told: list[tuple[str, str]] = []
+    board.witness.on_forged = lambda table, words, kind: told.append((kind, words))
+    with signed_journal(tmp_path / "j.db", T, key, events(6)) as journal:
+        rows = list(journal.rows())
+    with Archive(tmp_path / "floor.db") as archive:
+        board.load(archive)
+        board.committed(archive.commit(arrivals(rows)))
+        refused = replace(beat(datetime.now(UTC).isoformat(), 3), floor="refused")
+        assert not board.heartbeat(refused.signed(key))
+        assert not board.table(T)["online"]
+        [(kind, words)] = told
+        assert kind == ROLLBACK and "rolled back or cut without" in words
+        assert f"the archive ends at row {rows[-1].seq}" in words
+        done = archive.forged_message(T, words, kind)  # what the service has it do
+        assert [a.kind for a in done.raised] == [ROLLBACK]
+    assert not board.heartbeat(replace(refused, ts=datetime.now(UTC).isoformat()))
+    assert len(told) == 2 and told[1][0] == "FORGED_MESSAGE"  # unsigned: a forgery
