@@ -30,7 +30,15 @@ from starlette.requests import HTTPConnection
 from station.api import docs
 from station.api.auth import Throttle, identify, refuse
 from station.api.edges import guard
-from station.api.floor_records import MAX_ROWS, KeyOut, NewEpoch, Rows, accept_key, rows_of
+from station.api.floor_records import (
+    MAX_ROWS,
+    KeyOut,
+    NewEpoch,
+    Rows,
+    accept_key,
+    rows_of,
+    set_key,
+)
 from station.api.limits import BodyLimit, require_json
 from station.api.refusals import READ, refusals
 from station.api.static import HEADERS, TYPES, WEB, web_file
@@ -38,6 +46,7 @@ from station.core.bounds import MAX_INT
 from station.floor.archive import Archive, Committed
 from station.floor.decisions import MAX_REASON, DecisionRefused
 from station.floor.service import FloorService
+from station.shared.signing import PublicKey, SigningError
 from station.shared.tokens import Identity, TokenStore, allows
 from station.version import station_version
 
@@ -71,7 +80,7 @@ class DecisionOut(BaseModel):
 
     id: int
     table: str
-    kind: str = Field(description="acknowledge, accept_gap, accept_chain or accept_key")
+    kind: str = Field(description="acknowledge, accept_gap, accept_chain, accept_key or set_key")
     alert: int | None = Field(description="the alert acknowledged (acknowledge)")
     from_seq: int | None = Field(
         description="the first row accepted as missing, or of the new chain"
@@ -103,7 +112,10 @@ class AlertOut(BaseModel):
         "protection (the floor-wide check is off, table empty); FORGED_ROW (a row its "
         "station did not sign: held, never archived), FORGED_MESSAGE (a heartbeat or alert "
         "its station did not sign: ignored), new_key (a key named on first use waits for a "
-        "supervisor), epoch (a restored journal's new epoch waits for accept-chain)"
+        "supervisor), epoch (a restored journal's new epoch waits for accept-chain), "
+        "ROLLBACK (rows branch off the archive without a restore's or discontinuity's "
+        "notice: held for good, no epoch), STALE_HEARTBEAT (a signed heartbeat sent again "
+        "or too old: ignored)"
     )
     message: str = Field(description="what happened and what the floor did")
     raised: str = Field(description="when (UTC)")
@@ -205,6 +217,10 @@ class FloorTable(BaseModel):
     forged_messages: int = Field(
         description="heartbeats and alerts ignored as forged since the service started"
     )
+    stale_heartbeats: int = Field(
+        description="signed heartbeats refused since the service started: not newer than "
+        "the last one believed, or too far from the floor's clock (replays: STALE_HEARTBEAT)"
+    )
     epoch: int = Field(description="the table's epoch (1, then one more each restored journal)")
     new_epoch: NewEpoch | None = Field(
         description="a restored journal's new epoch waiting for accept-chain, else null"
@@ -280,6 +296,14 @@ class AcceptKeyBody(Reason):
 
     fingerprint: str = Field(
         min_length=1, max_length=64, description="its fingerprint, compared at the table"
+    )
+
+
+class SetKeyBody(Reason):
+    """The table's key as its station shows it (`station key show`)."""
+
+    public_key: str = Field(
+        min_length=1, max_length=200, description="ed25519:... as `station key show` prints it"
     )
 
 
@@ -528,6 +552,23 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
         who = supervisor(request)
         body = await parsed(request, AcceptKeyBody)
         decision = accept_key(table, body.fingerprint, who.name, who.role, body.reason)
+        return await decide(request, who, decision)
+
+    @app.post("/api/floor/tables/{table}/set-key", responses=refusals(*DECIDE))
+    async def set_table_key(request: Request, table: str) -> Decided:
+        """Supervisor: the table's key is `public_key` (as `station key show` prints it at
+        the table), from row 1, instead of a key its first row named (someone else's) or
+        none; its rows held for a key are checked with it, without a restart. Refused for
+        a table whose key is trusted already. Body: `public_key`, `reason`."""
+        who = supervisor(request)
+        body = await parsed(request, SetKeyBody)
+        try:
+            key = PublicKey.from_text(body.public_key.strip())
+        except SigningError as exc:
+            raise HTTPException(
+                422, f"public_key: {exc}; give it as `station key show` prints it"
+            ) from None
+        decision = set_key(table, key, who.name, who.role, body.reason)
         return await decide(request, who, decision)
 
     @app.get("/api/floor/tables/{table}/rows", responses=refusals(*READ, 404))

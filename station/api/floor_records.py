@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from station.floor.archive import Archive, Committed
 from station.floor.arrival import FloorRow
 from station.floor.service import FloorService
+from station.shared.signing import PublicKey
 
 #: The most rows one read returns (a station reads the rest after the last one).
 MAX_ROWS = 1000
@@ -107,3 +108,10 @@ def accept_key(
 ) -> Callable[[Archive], Committed]:
     """The decision that trusts the key of `fingerprint` for `table`."""
     return lambda a: a.accept_key(table, fingerprint, by, role, reason)
+
+
+def set_key(
+    table: str, key: PublicKey, by: str, role: str, reason: str
+) -> Callable[[Archive], Committed]:
+    """The decision that sets `key` as `table`'s (a first-use key taken by someone else)."""
+    return lambda a: a.set_key(table, key, by, role, reason)

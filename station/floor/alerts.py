@@ -34,6 +34,11 @@ FORGED_ROW, FORGED_MESSAGE = "FORGED_ROW", "FORGED_MESSAGE"
 #: A table's station named a key the floor does not know (first use: a supervisor
 #: accepts it), and a table's journal restored without its floor (a new epoch).
 NEW_KEY, EPOCH = "new_key", "epoch"
+#: A table's rows that branch off its archive without an epoch's notice (a journal rolled
+#: back or cut without `journal restore`, or old rows republished), and a signed heartbeat
+#: not newer than the last one believed or older than the floor's clock allows (a
+#: replay): each stays open for a supervisor, one per table at a time.
+ROLLBACK, STALE_HEARTBEAT = "ROLLBACK", "STALE_HEARTBEAT"
 
 
 @dataclass(frozen=True, slots=True)

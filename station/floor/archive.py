@@ -46,14 +46,17 @@ from station.floor.alerts import (
     FORGED_MESSAGE,
     FORGED_ROW,
     NEW_KEY,
+    ROLLBACK,
     gap_words,
+    raise_alert,
     raise_once,
     resolve,
     station_alert,
 )
 from station.floor.arrival import Arrival, FloorRow, Malformed, parse_row
+from station.floor.beats import Believed, read_believed, write_believed
 from station.floor.committed import Committed, Heads
-from station.floor.decisions import checked_reason
+from station.floor.decisions import Decision, checked_reason
 from station.floor.keys import Checked, TableKey, read_keys, write_key
 from station.floor.reading import ArchiveReader
 from station.floor.schema import open_archive, read_tips, unlock, write_tips
@@ -88,6 +91,8 @@ class Archive(ArchiveReader):
         self.heads: Heads = {t: (p.seq, p.hash) for t, p in self.tips.items()}
         #: table -> its public key as the floor holds it (`keys`).
         self.keys: dict[str, TableKey] = read_keys(self._db)
+        #: table -> its last signed heartbeat the floor believed (`beats`).
+        self.believed: dict[str, Believed] = read_believed(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -188,8 +193,10 @@ class Archive(ArchiveReader):
         if checked.verdict == keys.PENDING:
             self._pending(row, body, received, done, checked)
             return
-        if epochs.follows(self._db, row):  # a later row of a new epoch held for a supervisor
-            self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, "")
+        branch = epochs.follows(self._db, row)  # a later row of a held branch
+        if branch is not None:
+            kind = EPOCH if branch == "epoch" else ROLLBACK
+            self._held(done, table, seq, row.hash, branch, body, received, kind, "")
             return
         if seq > head_seq + 1:
             words = gap_words(head_seq, seq)
@@ -229,10 +236,13 @@ class Archive(ArchiveReader):
             if checked.verdict == keys.FORGED:
                 self._forged(row, body, received, done, checked)
                 return
-            if have is not None and (epochs.branches(db, row) or epochs.follows(db, row)):
-                number = epochs.current(db, table) + 1
-                words = epochs.branch_words(row, head_seq, number)
-                self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, words)
+            if have is not None and epochs.branches(db, row):
+                self._branch(row, body, head_seq, received, done)
+                return
+            branch = None if have is None else epochs.follows(db, row)
+            if branch is not None:  # a later row of a branch held already (alerted)
+                kind = EPOCH if branch == "epoch" else ROLLBACK
+                self._held(done, table, seq, row.hash, branch, body, received, kind, "")
                 return
         late = None if have is not None else supervision.accepted_gap(db, table, seq)
         if late is not None:  # the archive went on without it
@@ -252,6 +262,26 @@ class Archive(ArchiveReader):
             f"archive has {have[:12] if have else 'none'}…): the table's journal "
             "was changed or replaced; the new row is held, not archived",
         )
+
+    def _branch(
+        self, row: FloorRow, body: bytes, head_seq: int, received: str, done: Committed
+    ) -> None:
+        """A row (its station's, by the table's key) that branches off an archived row:
+        a new epoch held for a supervisor if it is an epoch's notice (a restore's, a
+        station's own discontinuity's), else a ROLLBACK held for good (issue 32: a journal
+        rolled back or cut without `journal restore`, or its old rows republished)."""
+        table, seq = row.table, row.seq
+        if epochs.begins_epoch(row):
+            number = epochs.current(self._db, table) + 1
+            words = epochs.branch_words(row, head_seq, number)
+            self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, words)
+            return
+        words = epochs.rollback_words(row, head_seq)
+        # Each rollback its own alert when the table's key signed it (a second one after
+        # an acknowledged first must be seen too); one at a time for an unsigned table,
+        # whose rows anyone with its login can make.
+        signed = self._keys_now.get(table) is not None and row.signature is not None
+        self._held(done, table, seq, row.hash, "rollback", body, received, ROLLBACK, words, signed)
 
     def _check(self, row: FloorRow) -> Checked:
         """The row against its table's key (`keys.check_row`)."""
@@ -331,11 +361,12 @@ class Archive(ArchiveReader):
         received: str,
         kind: str,
         message: str,
+        every: bool = False,
     ) -> None:
         """Keep a row that cannot be archived, and say so (an alert of `kind`, unless one
         is open for the table already: a replaced journal sends hundreds of rows that do
-        not fit; the first says it, the held rows count the rest). Nothing if it is held
-        already (sent again)."""
+        not fit; the first says it, the held rows count the rest; `every`: an alert for
+        each such row). Nothing if it is held already (sent again)."""
         if seq is None:  # SQLite's UNIQUE lets NULLs repeat: look for the same body
             same = self._db.execute(
                 "SELECT 1 FROM held WHERE table_id = ? AND seq IS NULL AND body = ?",
@@ -350,7 +381,9 @@ class Archive(ArchiveReader):
         )
         if cur.rowcount == 1:
             done.held += 1
-            if message:  # none: a row held behind one already alerted
+            if message and every:
+                done.alerted(raise_alert(self._db, table, seq, kind, message, received))
+            elif message:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
     def _release(self, table: str, heads: Heads, received: str, done: Committed) -> None:
@@ -457,12 +490,37 @@ class Archive(ArchiveReader):
             decision, key = supervision.accept_key(
                 self._db, self._keys_now, table, fingerprint, by, role, reason, now
             )
-            done.decision = decision
-            self._set_key(key)
-            done.resolved += resolve(self._db, table, NEW_KEY, now, decision)
-            self._retake(table, "key", heads, now, done)
+            self._keyed(decision, key, heads, now, done)
 
         return self._decided(self._transaction(decide))
+
+    def set_key(self, table: str, key: PublicKey, by: str, role: str, reason: str) -> Committed:
+        """Trust `key` (the one its station shows) as the table's, from row 1, instead of
+        the key its first row named (someone else's) or none, without a restart; its rows
+        held for a key are checked with it: the station's taken, the others forged."""
+        reason = checked_reason(reason)
+
+        def decide(heads: Heads, now: str, done: Committed) -> None:
+            decision, trusted = supervision.set_key(
+                self._db, self._keys_now, table, key, by, role, reason, now
+            )
+            self._keyed(decision, trusted, heads, now, done)
+
+        return self._decided(self._transaction(decide))
+
+    def _keyed(
+        self,
+        decision: Decision,
+        key: TableKey,
+        heads: Heads,
+        now: str,
+        done: Committed,
+    ) -> None:
+        """A key a supervisor trusted: the table's rows held for a key taken again."""
+        done.decision = decision
+        self._set_key(key)
+        done.resolved += resolve(self._db, key.table, NEW_KEY, now, decision)
+        self._retake(key.table, "key", heads, now, done)
 
     def trust(self, configured: Mapping[str, PublicKey]) -> Committed:
         """The keys the config names (`[[table]] public_key`), trusted from now on (a
@@ -489,14 +547,30 @@ class Archive(ArchiveReader):
 
         return self._transaction(work)
 
-    def forged_message(self, table: str, words: str) -> Committed:
-        """A heartbeat or an alert in the table's name that its station did not sign:
-        alerted (FORGED_MESSAGE), once while the alert is open."""
+    def forged_message(self, table: str, words: str, kind: str = FORGED_MESSAGE) -> Committed:
+        """A heartbeat or an alert in the table's name that its station did not sign
+        (FORGED_MESSAGE), or a signed heartbeat sent again (STALE_HEARTBEAT): alerted,
+        once while the alert is open."""
 
         def work(heads: Heads, now: str, done: Committed) -> None:
-            done.alerted(raise_once(self._db, table, None, FORGED_MESSAGE, words, now))
+            done.alerted(raise_once(self._db, table, None, kind, words, now))
 
         return self._transaction(work)
+
+    def believe(self, table: str, beat: Believed) -> None:
+        """Keep the table's last heartbeat believed (its own small transaction, durable
+        when this returns): a floor restarted later refuses it and older ones."""
+        db = self._db
+        with self._writing:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                write_believed(db, table, beat, now_ts())
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            self.believed[table] = beat
 
     def _retake(self, table: str, reason: str, heads: Heads, now: str, done: Committed) -> None:
         """The table's rows held for `reason` taken again, in order, as if they came now

@@ -288,7 +288,10 @@ class Board:
     """Every table the floor knows: the config's, and any the broker brings."""
 
     def __init__(
-        self, config: FloorServiceConfig, clock: Callable[[], float] = time.monotonic
+        self,
+        config: FloorServiceConfig,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self.clock = clock
@@ -308,7 +311,9 @@ class Board:
         self.broker_up = False
         self.configured = {t.id: t for t in config.table}
         #: Each table's key, and what came in its name unsigned (`witness`).
-        self.witness = Witness(clock)
+        settings = config.floor
+        window = settings.offline_after + settings.heartbeat_skew
+        self.witness = Witness(clock, wall, window, settings.heartbeat_skew)
         for table_id in self.configured:
             self.view(table_id)
 
@@ -378,12 +383,19 @@ class Board:
         the archive's row `beat.seq`, when `unchecked` asked for it. Returns whether the
         heartbeat is the table's. One its station did not sign, when the floor knows the
         table's key, changes nothing (`Witness.vouches`); a dashboard is shown only from
-        a signed one."""
+        a signed one, and a signed one counts only if it is newer than the last one
+        believed and of now (`Witness.fresh`: not a replay)."""
         view = self.view(beat.table)
         signed = self.witness.vouches(beat.table, beat, "heartbeat")
-        if signed is False:
+        if signed is False or (signed and not self.witness.fresh(beat.table, beat)):
             return False
         why = _refusal(view, beat, archived)
+        if why is not None and signed and beat.floor == REFUSED:
+            # The table's own key says its journal is not the one the stream (and the
+            # archive) holds: rolled back or cut without `journal restore` (a restore's
+            # publisher goes on after the stream's rows), or a second station with its
+            # key. Its rows never reach the floor, so the floor says it (issue 32).
+            self.witness.diverged(beat.table, beat, view.seq)
         if why is not None:
             refused = self.refused.get(beat.table)
             if refused is None or refused.why != why:
@@ -396,6 +408,8 @@ class Board:
         url = _short(dashboard) if signed else None
         if url is not None and not url.startswith(("http://", "https://")):
             url = None
+        if signed:
+            self.witness.believe(beat.table, beat)
         self.heartbeats[beat.table] = Beat(self.clock(), beat, url)
         return True
 

@@ -42,6 +42,10 @@ from station.shared.serving import (
 )
 from station.shared.signing import PublicKey
 
+#: Seconds a signed heartbeat's time may be off the floor's clock (stations and the floor
+#: keep NTP time): what a replayed heartbeat cannot be newer than.
+HEARTBEAT_SKEW = 30.0
+
 __all__ = [
     "ArchiveConfig",
     "BrokerConfig",
@@ -264,6 +268,14 @@ class FloorSettings(Section):
     )
     results_shown: int = Field(
         12, ge=0, le=100, description="the last results of each table's shoe on the floor view"
+    )
+    heartbeat_skew: float = Field(
+        HEARTBEAT_SKEW,
+        gt=0,
+        le=3600,
+        json_schema_extra=bounds("second"),
+        description="seconds a signed heartbeat's time may differ from the floor's clock "
+        "(beyond offline_after): an older one is a replay, refused (STALE_HEARTBEAT)",
     )
 
 

@@ -12,7 +12,11 @@ view and kept across restarts:
   station restored from a backup without its floor: `journal restored`), it begins a new
   `epoch` of the table: the archived rows it replaces are kept, under their epoch;
 - `accept_key`: the public key a table's station named on first use (its `hash` field
-  holds the key's fingerprint) is the table's; its rows held for it are checked with it.
+  holds the key's fingerprint) is the table's; its rows held for it are checked with it;
+- `set_key`: a supervisor gives a table whose key is not trusted yet its real key (its
+  `hash` field holds the fingerprint): a first-use table whose row 1 someone else's key
+  took (issue 32), without editing the config or restarting the floor; the table's rows
+  held for a key are checked with it (the station's are taken, the others stay forged).
 """
 
 from __future__ import annotations
@@ -21,19 +25,22 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("acknowledge", "accept_gap", "accept_chain", "accept_key")
+KINDS = ("acknowledge", "accept_gap", "accept_chain", "accept_key", "set_key")
+#: The kinds of schema 3 (before `set_key`).
+KINDS_3 = KINDS[:4]
 #: The longest reason kept (a supervisor's sentence or two, not a report).
 MAX_REASON = 500
 
 
-def decision_table(name: str = "decision") -> str:
-    """The decision table as this version writes it (schema 3: `accept_key`, `epoch`)."""
+def decision_table(name: str = "decision", kinds: tuple[str, ...] = KINDS) -> str:
+    """The decision table as this version writes it (schema 3: `accept_key`, `epoch`;
+    schema 4: `set_key`), or with the `kinds` of an older schema."""
+    allowed = ", ".join(f"'{k}'" for k in kinds)
     return f"""
     CREATE TABLE {name} (
         id INTEGER PRIMARY KEY,
         table_id TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('acknowledge', 'accept_gap', 'accept_chain',
-                                           'accept_key')),
+        kind TEXT NOT NULL CHECK (kind IN ({allowed})),
         alert_id INTEGER,
         from_seq INTEGER,
         to_seq INTEGER,
@@ -112,6 +119,11 @@ class Decision:
             return f"a new chain accepted from row {self.from_seq} by {self.by}: {self.reason}"
         if self.kind == "accept_key":
             return f"key {self.hash} accepted as the table's by {self.by}: {self.reason}"
+        if self.kind == "set_key":
+            return (
+                f"key {self.hash} set as the table's (instead of the key its first row "
+                f"named) by {self.by}: {self.reason}"
+            )
         return f"alert {self.alert} acknowledged by {self.by}: {self.reason}"
 
 

@@ -15,6 +15,13 @@ overwritten), and the table's rows go on from the branch in the new epoch.
 The archive's `row` table is always the table's chain as its station's journal now has
 it (what `station journal verify --against-floor` and `restore --from-floor` read); the
 `epoch` table says where each epoch after the first began.
+
+Only a branch whose first row is an epoch's notice (`journal restored`, or `journal
+discontinuity`: a station that found its own journal rolled back or cut), signed by the
+table's key when the floor knows one, can become an epoch. Any other branch is a journal
+rolled back or cut without `journal restore` (or rows the key signed before, republished
+with the table's broker login to cover one up): a ROLLBACK, held for good (`rollback`),
+which no supervisor can accept as an epoch (issue 32).
 """
 
 from __future__ import annotations
@@ -29,9 +36,12 @@ from station.floor.arrival import FloorRow
 from station.floor.tip import Tip
 from station.shared.rows import GENESIS
 
-#: The notice that begins a station's epoch (`station.live.journal.epoch.RESTORED`; the
-#: floor never imports the live station, a test keeps the two the same).
+#: The notices that begin a station's epoch (`station.live.journal.epoch.RESTORED`,
+#: `DISCONTINUITY`: a restore, and a station that found its own journal rolled back or
+#: cut; the floor never imports the live station, a test keeps them the same).
 RESTORED = "journal restored"
+DISCONTINUITY = "journal discontinuity"
+EPOCH_NOTICES = (RESTORED, DISCONTINUITY)
 
 EPOCH_TABLE = """
     CREATE TABLE epoch (
@@ -119,13 +129,24 @@ def branches(db: sqlite3.Connection, row: FloorRow) -> bool:
     return row.seq >= 2 and archived_hash(db, row.table, row.seq - 1) == row.prev_hash
 
 
-def follows(db: sqlite3.Connection, row: FloorRow) -> bool:
-    """Whether `row` links to a row held as part of a new epoch."""
+def follows(db: sqlite3.Connection, row: FloorRow) -> str | None:
+    """What `row` links to among the held branches: "epoch" (a row of a new epoch held
+    for a supervisor), "rollback" (of a rolled-back journal), None: neither."""
     found = db.execute(
-        "SELECT 1 FROM held WHERE table_id = ? AND seq = ? AND hash = ? AND reason = 'epoch'",
+        "SELECT reason FROM held WHERE table_id = ? AND seq = ? AND hash = ? "
+        "AND reason IN ('epoch', 'rollback') LIMIT 1",
         (row.table, row.seq - 1, row.prev_hash),
     ).fetchone()
-    return found is not None
+    return None if found is None else str(found[0])
+
+
+def begins_epoch(row: FloorRow) -> bool:
+    """Whether the row is a notice that begins an epoch (a restore's, a station's own
+    discontinuity's): the only first row of a branch that may become an epoch. Its
+    signature is the caller's check (`keys.check_row`, before this)."""
+    if row.kind != "notice" or not any(n in row.event for n in EPOCH_NOTICES):
+        return False
+    return orjson.loads(row.event).get("message") in EPOCH_NOTICES
 
 
 def superseded_has(db: sqlite3.Connection, table: str, seq: int, digest: str) -> bool:
@@ -138,24 +159,43 @@ def superseded_has(db: sqlite3.Connection, table: str, seq: int, digest: str) ->
 
 
 def station_epoch(row: FloorRow) -> int | None:
-    """The station's number of the epoch a `journal restored` notice begins."""
-    if row.kind != "notice" or RESTORED not in row.event:
+    """The station's number of the epoch its notice begins (`begins_epoch`)."""
+    if not begins_epoch(row):
         return None
-    event = orjson.loads(row.event)
-    number = event.get("epoch") if event.get("message") == RESTORED else None
+    number = orjson.loads(row.event).get("epoch")
     return number if isinstance(number, int) and not isinstance(number, bool) else None
 
 
 def branch_words(row: FloorRow, head_seq: int, number: int) -> str:
-    """The `epoch` alert's words: row `seq` branches off the archive."""
+    """The `epoch` alert's words: row `seq`, an epoch's notice, branches off the archive."""
     station = station_epoch(row)
-    said = "" if station is None else f" (the station's epoch {station}, `journal restored`)"
+    message = orjson.loads(row.event).get("message")
+    said = "" if station is None else f" (the station's epoch {station}, `{message}`)"
+    why = (
+        "the table's journal was restored from a backup without the floor's rows"
+        if message == RESTORED
+        else "the table's station found its journal rolled back or cut and began a new "
+        "epoch (`journal discontinuity`): find out who changed its files"
+    )
     return (
         f"row {row.seq} follows archived row {row.seq - 1} but is not the archived row "
-        f"{row.seq}: the table's journal was restored from a backup without the floor's rows"
-        f"{said}; it would begin epoch {number} of the table. Its rows are held until a "
-        f"supervisor accepts the new chain; rows {row.seq}-{head_seq} of epoch {number - 1} "
-        "stay archived"
+        f"{row.seq}: {why}{said}; it would begin epoch {number} of the table. Its rows are "
+        f"held until a supervisor accepts the new chain; rows {row.seq}-{head_seq} of epoch "
+        f"{number - 1} stay archived"
+    )
+
+
+def rollback_words(row: FloorRow, head_seq: int) -> str:
+    """The ROLLBACK alert's words: row `seq` branches off the archive and begins no epoch."""
+    return (
+        f"row {row.seq} follows archived row {row.seq - 1} but is not the archived row "
+        f"{row.seq}, and it is no `journal restored` or `journal discontinuity` notice: the "
+        "table's journal was rolled back or cut without `station journal restore` (its "
+        "station numbers rows the floor archived again, with other contents), or old rows "
+        "were republished with the table's broker login. Its rows are held, never archived, "
+        f"and cannot be accepted as an epoch; rows {row.seq}-{head_seq} stay archived. Stop "
+        "the table, find out who changed its journal, and put it back with `station journal "
+        "restore BACKUP --from-floor URL`"
     )
 
 

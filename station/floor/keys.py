@@ -14,9 +14,12 @@ A table whose station has no key (the demo, an older station) is archived unsign
 before, and shown so.
 
 `check_row` decides each row against the table's key as the archive has it, as
-`station.shared.keychain.check` does for a whole journal: rows before the journal names a
-key are its unsigned beginning, bound by the signatures after them; from the row that
-names a key on, each row must be signed by the key in force. Kept in the archive's
+`station.shared.keychain.check` does for a whole journal: from the row that names a key
+on, each row must be signed by the key in force. A key the config names (or a supervisor
+set) covers its table from row 1: an unsigned row, or one that names no key, is forged,
+never "the unsigned beginning" (issue 32: with the table's broker login, unsigned rows
+published before the station's first one would be archived as its journal). Only a key
+named on first use and accepted may follow rows archived unsigned before it. Kept in the archive's
 `table_key` table (one row per table), written in the archive's transactions.
 """
 
@@ -44,8 +47,11 @@ KEY_TABLE = """
         decision INTEGER REFERENCES decision (id)
     ) WITHOUT ROWID
 """
-#: How the floor came to a key (`TableKey.origin`).
+#: How the floor came to a key (`TableKey.origin`); SET: a supervisor gave it (`set_key`).
 CONFIG, FIRST_USE, ACCEPTED, ROTATION = "config", "first use", "accepted", "rotation"
+SET = "set by a supervisor"
+#: The origins of a key that covers its table from row 1: no unsigned beginning under it.
+FROM_ROW_1 = (CONFIG, SET)
 #: What `check_row` finds of a row.
 OK, FORGED, PENDING = "ok", "forged", "pending"
 
@@ -187,7 +193,9 @@ def check_row(table: str, held: TableKey | None, row: FloorRow) -> Checked:
             return Checked(FORGED, _not_signed(row, named))
         return Checked(OK, key=TableKey(table, named, "trusted", ROTATION, row.seq, held.anchor))
     if row.signature is None and named is None and held.since_seq is None:
-        return Checked(OK)  # the journal's unsigned beginning: its first key is still to come
+        if held.origin not in FROM_ROW_1:  # first use: rows before its first key
+            return Checked(OK)
+        return Checked(FORGED, _unsigned_words(row, held))
     if not key.verify_row(row.hash, row.signature):
         return Checked(FORGED, _not_signed(row, key))
     if named is not None and held.since_seq is None:
@@ -210,6 +218,28 @@ def _first_use(table: str, named: PublicKey | None, row: FloorRow) -> Checked:
     return Checked(PENDING, _pending_words(row.seq, pending), pending)
 
 
+def named_key(row: FloorRow) -> PublicKey | None:
+    """The key a row names and is signed by (None: it names none, one that cannot be
+    read, or its signature is not that key's): what a supervisor may give its table."""
+    try:
+        named, _ = _named(row)
+    except SigningError:
+        return None
+    if named is None or not named.verify_row(row.hash, row.signature):
+        return None
+    return named
+
+
+def _unsigned_words(row: FloorRow, held: TableKey) -> str:
+    where = "the floor's config names" if held.origin == CONFIG else "a supervisor set"
+    assert held.key is not None
+    return (
+        f"row {row.seq} is unsigned, but {where} the table's key {held.key.fingerprint}, "
+        "which covers the table from row 1: not written by its station (forged with the "
+        "table's broker login?); it is held, never archived"
+    )
+
+
 def _not_signed(row: FloorRow, key: PublicKey) -> str:
     what = "is unsigned" if row.signature is None else "has a signature that does not verify"
     return (
@@ -223,8 +253,8 @@ def _pending_words(seq: int, pending: TableKey) -> str:
     if pending.key is None:
         return (
             f"row {seq} is signed, but the floor knows no key of this table and its rows name "
-            "none: give [[table]] public_key (`station key show` at the table) and restart the "
-            "floor service; its rows are held until then"
+            "none: a supervisor sets the key `station key show` prints at the table (set-key), "
+            "or give [[table]] public_key; its rows are held until then"
         )
     return (
         f"the table's station names key {pending.key.fingerprint} (first use): compare it "

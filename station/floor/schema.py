@@ -17,7 +17,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from station.floor.decisions import COLUMNS, decision_table
+from station.floor.decisions import COLUMNS, KINDS_3, decision_table
 from station.floor.epochs import EPOCH_TABLE, SUPERSEDED_TABLE
 from station.floor.keys import KEY_TABLE
 from station.floor.tip import Tip
@@ -28,7 +28,7 @@ log = logging.getLogger("station.floor.archive")
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
 APPLICATION_ID = stamps.ARCHIVE
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The first schema; `UPGRADES` brings it to `SCHEMA_VERSION`.
 SCHEMA = (
     """
@@ -114,8 +114,24 @@ HELD_TABLE = """
         UNIQUE (table_id, seq, hash)
     )
 """
+#: The held rows of schema 4: and the rows of a rolled-back journal (`rollback`).
+HELD_TABLE_4 = HELD_TABLE.replace("held_3", "held_4").replace(
+    "'epoch')", "'epoch',\n                                               'rollback')"
+)
+#: The last heartbeat believed of each table (schema 4): a replayed or older one is
+#: refused across restarts of the floor service (`station.floor.beats`).
+HEARTBEAT_TABLE = """
+    CREATE TABLE heartbeat (
+        table_id TEXT PRIMARY KEY,
+        ts TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        received TEXT NOT NULL
+    ) WITHOUT ROWID
+"""
 #: Each schema version's statements from the one before (2: decisions and tips; 3: table
-#: keys, signatures, epochs, and the held rows and decisions they bring).
+#: keys, signatures, epochs, and the held rows and decisions they bring; 4: the rows of a
+#: rolled-back journal held, a supervisor's `set_key`, the last heartbeat believed).
 UPGRADES: dict[int, tuple[str, ...]] = {
     2: (
         DECISION_TABLE_2,
@@ -141,10 +157,21 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "INSERT INTO held_3 SELECT id, table_id, seq, hash, reason, body, received FROM held",
         "DROP TABLE held",
         "ALTER TABLE held_3 RENAME TO held",
-        decision_table("decision_3"),
+        decision_table("decision_3", KINDS_3),
         f"INSERT INTO decision_3 ({COLUMNS}) SELECT {COLUMNS} FROM decision",
         "DROP TABLE decision",
         "ALTER TABLE decision_3 RENAME TO decision",
+    ),
+    4: (
+        HELD_TABLE_4,
+        "INSERT INTO held_4 SELECT id, table_id, seq, hash, reason, body, received FROM held",
+        "DROP TABLE held",
+        "ALTER TABLE held_4 RENAME TO held",
+        decision_table("decision_4"),
+        f"INSERT INTO decision_4 ({COLUMNS}, epoch) SELECT {COLUMNS}, epoch FROM decision",
+        "DROP TABLE decision",
+        "ALTER TABLE decision_4 RENAME TO decision",
+        HEARTBEAT_TABLE,
     ),
 }
 

@@ -37,6 +37,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from station.floor.archive import Archive, Committed
 from station.floor.arrival import Arrival
+from station.floor.beats import Believed
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import DecisionRefused
@@ -369,9 +370,10 @@ class FloorService:
             self.protection.committed(done.accepted, rewound=done.epochs_begun)
         return done
 
-    def _forged(self, table: str, words: str) -> None:
-        """A heartbeat or alert in `table`'s name its station did not sign: the archive
-        raises FORGED_MESSAGE (in turn with the commits), then the board shows it."""
+    def _forged(self, table: str, words: str, kind: str) -> None:
+        """A heartbeat or alert in `table`'s name its station did not sign, or a signed
+        heartbeat sent again: the archive raises `kind` (FORGED_MESSAGE, STALE_HEARTBEAT;
+        in turn with the commits), then the board shows it."""
         archive = self.archive
         if archive is None:
             return
@@ -379,7 +381,7 @@ class FloorService:
         async def alert() -> None:
             try:
                 async with self._turn:
-                    done = await asyncio.to_thread(archive.forged_message, table, words)
+                    done = await asyncio.to_thread(archive.forged_message, table, words, kind)
                     self.board.committed(done)
             except (sqlite3.Error, OSError) as exc:
                 log.error("table %s: a forged message not alerted (%s): %s", table, exc, words)
@@ -408,7 +410,13 @@ class FloorService:
             async with self._turn:  # the archive's connection, between two transactions
                 row = await asyncio.to_thread(archive.row, table, beat.seq)
             archived = None if row is None else row.hash
-        self.board.heartbeat(beat, payload.get("dashboard"), archived)
+        believed = self.board.heartbeat(beat, payload.get("dashboard"), archived)
+        if believed and archive is not None and self.board.witness.trusted(table) is not None:
+            try:  # a signed heartbeat believed: kept, so a restarted floor refuses it again
+                async with self._turn:
+                    await asyncio.to_thread(archive.believe, table, Believed.of(beat))
+            except (sqlite3.Error, OSError) as exc:
+                log.error("table %s: its last heartbeat believed not kept (%s)", table, exc)
 
     async def _on_alert(self, msg: Msg) -> None:
         """What a station says the floor must see at once (e.g. its publisher refused)."""

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from station.floor import epochs
-from station.floor.arrival import FloorRow, parse_row
+from station.floor.arrival import FloorRow, Malformed, parse_row
 from station.floor.decisions import Decision, DecisionRefused, read_decisions
-from station.floor.keys import ACCEPTED, TableKey
+from station.floor.keys import ACCEPTED, SET, TableKey, named_key
+from station.shared.signing import PublicKey
 
 #: Each table's last archived row: seq and hash.
 Heads = Mapping[str, tuple[int, str]]
@@ -121,6 +122,18 @@ def accept_chain(
     restored without its floor) begins a new epoch of the table (`epochs`)."""
     _known(db, heads, table)
     head_seq = heads.get(table, (0, ""))[0]
+    rolled = db.execute(
+        "SELECT 1 FROM held WHERE table_id = ? AND seq = ? AND reason = 'rollback' LIMIT 1",
+        (table, seq),
+    ).fetchone()
+    if rolled is not None:
+        raise DecisionRefused(
+            409,
+            f"row {seq} of table {table} is held as a ROLLBACK: it branches off the archive "
+            "without a `journal restored` or `journal discontinuity` notice, so it is no "
+            "epoch and cannot be accepted as one. Put the station's journal back with "
+            "`station journal restore BACKUP --from-floor URL`, and find out who changed it",
+        )
     branch = db.execute(
         "SELECT min(seq) FROM held WHERE table_id = ? AND reason = 'epoch' AND seq <= ?",
         (table, head_seq),
@@ -176,19 +189,80 @@ def accept_key(
     if held.key is None:
         raise DecisionRefused(
             409,
-            f"table {table}'s rows name no key: give [[table]] public_key in the floor's "
-            "config (`station key show` at the table) and restart the floor service",
+            f"table {table}'s rows name no key: set the key `station key show` prints at "
+            "the table (set-key), or give [[table]] public_key in the floor's config",
         )
     if fingerprint.strip().lower() != held.key.fingerprint:
+        other = _held_naming(db, table, fingerprint.strip().lower())
+        if other is not None:  # its first row was someone else's: the station's key is set
+            return set_key(db, keys, table, other, by, role, reason, now)
         raise DecisionRefused(
             409,
-            f"table {table}'s station named key {held.key.fingerprint}, not {fingerprint}: "
-            "compare it with `station key show` at the table",
+            f"table {table}'s station named key {held.key.fingerprint}, not {fingerprint}, "
+            "and no held row names and is signed by that key: compare it with `station key "
+            "show` at the table (or set the key the station shows: set-key)",
         )
     decision = _record(
         db, table, "accept_key", None, None, None, held.key.fingerprint, by, role, reason, now
     )
     return decision, TableKey(table, held.key, "trusted", ACCEPTED, None, held.key, decision.id)
+
+
+def set_key(
+    db: sqlite3.Connection,
+    keys: Mapping[str, TableKey],
+    table: str,
+    key: PublicKey,
+    by: str,
+    role: str,
+    reason: str,
+    now: str,
+) -> tuple[Decision, TableKey]:
+    """`key` (the one `station key show` prints at the table) trusted as the table's from
+    now on, covering it from row 1, instead of a key its rows named on first use (a first
+    row taken with someone else's key, issue 32) or none; refused for a table whose key
+    the floor trusts already (it changes by an endorsed rotation, or the config)."""
+    held = keys.get(table)
+    if held is not None and held.state == "trusted":
+        raise DecisionRefused(
+            409,
+            f"table {table}'s key is {held.fingerprint} ({held.origin}), trusted: it changes "
+            "only by a rotation it endorses (`station key rotate`) or in the floor's config",
+        )
+    if held is None:
+        found = db.execute(
+            "SELECT 1 FROM held WHERE table_id = ? UNION SELECT 1 FROM row WHERE table_id = ? "
+            "LIMIT 1",
+            (table, table),
+        ).fetchone()
+        if found is None:
+            raise DecisionRefused(
+                404,
+                f"unknown table {table!r}: the archive has no row of it; give its key as "
+                "[[table]] public_key in the floor's config",
+            )
+    decision = _record(
+        db, table, "set_key", None, None, None, key.fingerprint, by, role, reason, now
+    )
+    return decision, TableKey(table, key, "trusted", SET, None, key, decision.id)
+
+
+def _held_naming(db: sqlite3.Connection, table: str, fingerprint: str) -> PublicKey | None:
+    """The key of `fingerprint` that a row held for a key names and is signed by (the
+    station's first row, held behind a first row someone else's key signed)."""
+    for (body,) in db.execute(
+        "SELECT body FROM held WHERE table_id = ? AND reason IN ('key', 'forged') "
+        "AND instr(body, 'signing_key') > 0 ORDER BY seq, id",
+        (table,),
+    ):
+        try:
+            row = parse_row(body, table)
+        except Malformed:
+            continue
+        named = named_key(row)
+        if named is not None and named.fingerprint == fingerprint:
+            return named
+    return None
 
 
 def accepted_gap(db: sqlite3.Connection, table: str, seq: int) -> Decision | None:

@@ -98,7 +98,7 @@ export function tableButtons(t, after) {
     const button = h("button", { type: "button", class: "decide accept-epoch", text: `Accept epoch ${epoch} from row ${seq}…` });
     button.addEventListener("click", () =>
       ask(
-        `Table ${t.name}: its journal was restored from a backup without the floor's rows. Accept row ${seq} as the start of the table's epoch ${epoch}? The archived rows from row ${seq} on stay archived under epoch ${epoch - 1}; this is recorded with your name.`,
+        `Table ${t.name}: its journal was restored from a backup without the floor's rows, or its station found its journal rolled back and began a new epoch (see the table's alert). Accept row ${seq} as the start of the table's epoch ${epoch}? The archived rows from row ${seq} on stay archived under epoch ${epoch - 1}; this is recorded with your name.`,
         `/api/floor/tables/${table}/accept-chain`,
         { seq },
         after,
@@ -151,6 +151,7 @@ export function acceptedLines(t) {
       const what =
         d.kind === "accept_gap" ? `${rows(d.from_seq, d.to_seq)} accepted as missing`
         : d.kind === "accept_key" ? `key ${d.hash} accepted`
+        : d.kind === "set_key" ? `key ${d.hash} set by a supervisor`
         : d.epoch != null ? `epoch ${d.epoch} accepted from row ${d.from_seq}`
         : `new chain accepted from row ${d.from_seq}`;
       return h("li", { text: `${what} by ${d.by} at ${moment(d.decided)}: ${d.reason}` });

@@ -109,11 +109,16 @@ class FloorProcess:
 
 @contextlib.contextmanager
 def floor_process(
-    tmp: Path, broker: FloorBroker, tables: dict[str, str], offline_after: float = 3.0
+    tmp: Path,
+    broker: FloorBroker,
+    tables: dict[str, str],
+    offline_after: float = 3.0,
+    floor_lines: str = "",
 ) -> Iterator[FloorProcess]:
     """`station floor` on `broker` (its admin user), a free port, a token per role, one
-    `[[table]]` per entry of `tables` (id -> public key, "" for none); ready when the block
-    begins, stopped (SIGTERM) after it."""
+    `[[table]]` per entry of `tables` (id -> public key, "" for none), `floor_lines` more
+    lines of `[floor]`; ready when the block begins, stopped (SIGTERM) after it (again in
+    the same `tmp`: the same archive)."""
     tmp.mkdir(parents=True, exist_ok=True)
     tokens, entries = make_tokens()
     listed = ", ".join(
@@ -135,6 +140,7 @@ ack_wait = 1.0
 path = "floor.db"
 [floor]
 offline_after = {offline_after}
+{floor_lines}
 [protection]
 enabled = false
 [api]

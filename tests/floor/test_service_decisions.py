@@ -213,6 +213,7 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         "ALTER TABLE alert DROP COLUMN resolved_by",
         "DROP TABLE decision",
         *(f"DROP TABLE {t}" for t in ("table_key", "signature", "epoch", "superseded")),
+        "DROP TABLE heartbeat",
         "PRAGMA user_version = 1",
     ):
         db.execute(sql)
@@ -221,7 +222,7 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         assert upgraded.tips == tips and upgraded.heads["t1"] == (len(rows), rows[-1].hash)
         assert upgraded.decisions() == []
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     db.close()
 
 

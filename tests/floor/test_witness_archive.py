@@ -27,7 +27,7 @@ from station.live.journal import restore
 from station.live.journal.epoch import RESTORED
 from station.shared.keychain import Endorsement, named
 from station.shared.messages import Alert, Heartbeat, JournalMessage
-from station.shared.rows import Row, dumps, row_hash
+from station.shared.rows import Row, dumps, now_ts, row_hash
 from station.shared.signing import SigningKey
 from tests.floor.signedkit import events, forged, signed_journal
 from tests.floor.test_hostile_floor import station_floor
@@ -205,11 +205,11 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
     now = [100.0]
     board = Board(config(key), clock=lambda: now[0])
     forged_alerts: list[tuple[str, str]] = []
-    board.witness.on_forged = lambda table, words: forged_alerts.append((table, words))
+    board.witness.on_forged = lambda table, words, kind: forged_alerts.append((table, words))
     with Archive(tmp_path / "floor.db") as archive:
         board.load(archive)
     beat = Heartbeat(
-        "site-1", T, "ts", 7, "0" * 64, 7, "publishing", "punto_banco", 1, None, False, None
+        "site-1", T, now_ts(), 7, "0" * 64, 7, "publishing", "punto_banco", 1, None, False, None
     )  # fmt: skip
     liar = dataclasses.replace(
         beat, seq=10**12, suspended=True, journal="the journal cannot be written: disk full"
