@@ -1,0 +1,174 @@
+"""Issue 32, the publisher's half, from real processes: a real nats-server, `station run`
+with its signing key publishing to it, `station floor` knowing the table's public key.
+
+Attack 6: while the station's rows wait (its broker login refused, as if the broker were
+out of its reach), someone with the table's broker login who can read the journal file
+publishes a junk "row N+1" whose prev_hash is the journal's last row. At its next start
+the station does not believe it: the junk is foreign (journaled, alerted), and every row
+of the station's goes out after it, so the floor's archive is the journal, row for row.
+
+Attack 3 (the publisher's half): every local file of the station (its journal and its
+head anchor) put back as they were a while ago, without `journal restore`: only the
+floor's stream still holds what the station signed after. At start the publisher finds
+the stream's last row signed by the station's key and missing from the journal: the
+station journals a discontinuity notice (a new epoch: no id given twice), alerts, and the
+new epoch's rows go to the stream after the old ones, the notice first."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from station.live.journal.epoch import DISCONTINUITY
+from station.live.journal.reading import read_rows
+from station.live.publisher.publisher import DISCONTINUITY_CODE
+from station.live.publisher.tail import FOREIGN
+from station.shared.messages import JournalMessage, journal_subject
+from tests.floor.kit import SITE, FloorBroker, ensure_stream, start_broker, stored_rows
+from tests.floor.signedkit import floor_process, forged, wait_until
+from tests.floor.test_forgery import as_the_table, deal, signed_station
+from tests.service.stationkit import BURN, TABLE, running, station
+
+pytestmark = [pytest.mark.floor, pytest.mark.server]
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[FloorBroker]:
+    found = start_broker(tmp_path / "broker", (TABLE,))
+    try:
+        ensure_stream(found)
+        yield found
+    finally:
+        found.broker.stop()
+
+
+async def publish_with_the_login(broker: FloorBroker, body: bytes) -> None:
+    """What a holder of the table's broker login can do: publish at its subject."""
+    nc = await as_the_table(broker)
+    try:
+        reply = await nc.request(journal_subject(SITE, TABLE), body, 2)
+        assert "error" not in orjson.loads(reply.data), reply.data  # the stream took it
+    finally:
+        await nc.close()
+
+
+def stream_messages(broker: FloorBroker) -> list[JournalMessage]:
+    return [JournalMessage.decode(b) for b in asyncio.run(stored_rows(broker, TABLE))]
+
+
+def test_a_junk_row_on_the_journals_last_row_is_not_believed_and_the_gap_fills(
+    tmp_path: Path, broker: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, tokens, public = signed_station(tmp_path, broker, monkeypatch)
+    journal = tmp_path / "var" / "journal.db"
+    with floor_process(tmp_path / "floor", broker, {TABLE: public}) as floor:
+        monkeypatch.setenv("STATION_FLOOR_TOKEN", floor.tokens["viewer"])
+        with running(config, tokens) as proc:
+            proc.post({"type": "shoe"}, "dealer")
+            for event in BURN:
+                proc.post(event)
+            deal(proc, range(1, 3))
+            published = read_rows(journal, 0, 10_000)[-1].seq
+            wait_until(lambda: floor.table(TABLE)["archived_seq"] == published, "rows archived")
+        # The broker out of the station's reach (its login refused): rows wait.
+        monkeypatch.setenv("FLOOR_PASSWORD", "not-the-password")
+        with running(config, tokens) as proc:
+            deal(proc, range(3, 5))
+        rows = read_rows(journal, 0, 10_000)
+        waiting = [r.seq for r in rows if r.seq > published]
+        assert len(waiting) > 5 and floor.table(TABLE)["archived_seq"] == published
+        # The insider: a junk "row N+1" on the journal's last row, with the table's login.
+        junk = forged(TABLE, rows[-1], message="all is well")
+        asyncio.run(publish_with_the_login(broker, junk))
+        monkeypatch.setenv("FLOOR_PASSWORD", broker.user(TABLE).password)
+        with running(config, tokens, log_level="info") as proc:
+            deal(proc, range(5, 6))
+            wait_until(
+                lambda: floor.table(TABLE)["archived_seq"] == read_rows(journal, 0, 10_000)[-1].seq,
+                "every row of the station's archived, the waiting ones too",
+                timeout=60,
+            )
+            seen = floor.table(TABLE)
+            rows = read_rows(journal, 0, 10_000)
+            archived = floor.get(f"/api/floor/tables/{TABLE}/rows?after=0&limit=1000")["rows"]
+            verified = station(
+                "journal", "verify", "--config", str(config),
+                "--public-key", public, "--against-floor", floor.url,
+            )  # fmt: skip
+    claimed = JournalMessage.decode(junk)
+    # The floor's archive is the journal, row for row: no gap, the junk not in it.
+    assert [(r["seq"], r["hash"]) for r in archived] == [(r.seq, r.hash) for r in rows]
+    assert claimed.hash not in {r["hash"] for r in archived}
+    assert seen["forged"] >= 1 and seen["signed"]
+    # The station said so: journaled (where it went on from: not the junk's word), alerted.
+    [said] = [r.event for r in rows if r.event.get("message") == FOREIGN]
+    assert said["claims_row"] == claimed.seq and said["after_row"] == 0
+    assert any(a["code"] == "foreign" for a in seen["station_alerts"]), seen["station_alerts"]
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    # The stream holds every waiting row of the station's after the junk.
+    messages = stream_messages(broker)
+    at = [m.hash for m in messages].index(claimed.hash)
+    assert set(waiting) <= {m.seq for m in messages[at + 1 :]}
+
+
+def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
+    tmp_path: Path, broker: FloorBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, tokens, public = signed_station(tmp_path, broker, monkeypatch)
+    var = tmp_path / "var"
+    journal = var / "journal.db"
+    saved = tmp_path / "saved"
+    with floor_process(tmp_path / "floor", broker, {TABLE: public}) as floor:
+        with running(config, tokens) as proc:
+            proc.post({"type": "shoe"}, "dealer")
+            for event in BURN:
+                proc.post(event)
+            deal(proc, range(1, 2))
+            kept = read_rows(journal, 0, 10_000)[-1].seq
+            wait_until(lambda: floor.table(TABLE)["archived_seq"] == kept, "rows archived")
+        shutil.copytree(var, saved)  # the insider's copy of every local file, then
+        with running(config, tokens) as proc:
+            deal(proc, range(2, 4))
+            signed_last = read_rows(journal, 0, 10_000)[-1]
+            wait_until(
+                lambda: floor.table(TABLE)["archived_seq"] == signed_last.seq, "rows archived"
+            )
+        shutil.rmtree(var)
+        shutil.copytree(saved, var)  # ... put back: the journal and its head anchor agree
+        with running(config, tokens, log_level="info") as proc:
+            wait_until(
+                lambda: [
+                    r
+                    for r in read_rows(journal, 0, 10_000)
+                    if r.event.get("message") == DISCONTINUITY
+                ],
+                "the discontinuity journaled",
+            )
+            deal(proc, range(2, 3))  # the station goes on, in the new epoch
+            last = read_rows(journal, 0, 10_000)[-1].hash
+            wait_until(
+                lambda: stream_messages(broker)[-1].hash == last, "the new epoch's rows published"
+            )
+            seen = floor.table(TABLE)
+            log = proc.log_text()
+    rows = read_rows(journal, 0, 10_000)
+    [notice] = [r for r in rows if r.event.get("message") == DISCONTINUITY]
+    event = notice.event
+    # It names what the stream holds against the journal, and begins epoch 2.
+    assert event["epoch"] == 2 and event["where"] == "floor stream"
+    assert event["stream_row"] == signed_last.seq and event["stream_hash"] == signed_last.hash
+    assert event["journal_row_hash"] is None and event["journal_rows"] < signed_last.seq
+    assert notice.signature is not None  # a signed row of the journal, like any other
+    # The stream: the old epoch's rows, then this journal's from where it left the old
+    # one's chain (the notice among them), each signed; none of the old epoch's dropped.
+    messages = stream_messages(broker)
+    tail = messages[[m.hash for m in messages].index(signed_last.hash) + 1 :]
+    assert [m.hash for m in tail] == [r.hash for r in rows[event["resume_after"] :]]
+    assert notice.hash in {m.hash for m in tail} and all(m.signature for m in tail)
+    assert any(a["code"] == DISCONTINUITY_CODE for a in seen["station_alerts"])
+    assert DISCONTINUITY in log and "rolled back or cut" in log
