@@ -18,19 +18,34 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
+from station.core.snapshot import take
+from station.core.table import Table
+from station.live.journal import Journal
 from station.live.journal.epoch import DISCONTINUITY
 from station.live.journal.reading import read_rows
+from station.live.publisher.link import PublisherLink
 from station.live.publisher.publisher import DISCONTINUITY_CODE
+from station.live.publisher.settings import FloorConfig
 from station.live.publisher.tail import FOREIGN
 from station.shared.messages import JournalMessage, journal_subject
-from tests.floor.kit import SITE, FloorBroker, ensure_stream, start_broker, stored_rows
-from tests.floor.signedkit import floor_process, forged, wait_until
+from station.shared.signing import SigningKey
+from tests.floor.kit import (
+    SITE,
+    FloorBroker,
+    ensure_stream,
+    start_broker,
+    station_floor,
+    stored_rows,
+    wait_published,
+)
+from tests.floor.signedkit import events, floor_process, forged, signed_journal, wait_until
 from tests.floor.test_forgery import as_the_table, deal, signed_station
 from tests.service.stationkit import BURN, TABLE, running, station
 
@@ -172,3 +187,67 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
     assert notice.hash in {m.hash for m in tail} and all(m.signature for m in tail)
     assert any(a["code"] == DISCONTINUITY_CODE for a in seen["station_alerts"])
     assert DISCONTINUITY in log and "rolled back or cut" in log
+
+
+# -- what the station is told once the stream was compared (PublisherLink's `checked`) --
+
+
+def link_checks(floor: FloorBroker, journal: Journal) -> list[tuple[bool, str]]:
+    """Run the station's link (its publisher process) on `journal`, its notices journaled
+    by this loop as the station's writer does, until `checked` was called; what it was
+    told."""
+    told: list[tuple[bool, str]] = []
+    link = PublisherLink(
+        station_floor(floor, "table-1"),
+        "table-1",
+        journal.path,
+        lambda pending: journal.append([pending]),
+        checked=lambda sound, what: told.append((sound, what)),
+    )
+
+    async def main() -> None:
+        link.start(lambda: (take(Table(decks=1), 0, "table-1", None), None))
+        deadline = time.monotonic() + 20
+        while not told:
+            assert time.monotonic() < deadline, f"checked told {told}"
+            await asyncio.sleep(0.05)
+        await link.stop(journal.last_seq)
+
+    asyncio.run(main())
+    return told
+
+
+def test_the_link_says_once_the_stream_was_compared_and_what_it_found(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    key = SigningKey.generate()
+    first = signed_journal(tmp_path / "a.db", "table-1", key, events(6))
+    assert link_checks(floor, first) == [(True, "the stream holds no row of this table")]
+    wait_published(floor, "table-1", first.last_seq)
+    [(sound, what)] = link_checks(floor, first)
+    assert sound and what == f"the stream holds this journal up to row {first.last_seq}"
+    # A journal of the same key that lacks what the key signed: a discontinuity, told only
+    # once its notice (a new epoch) is in the journal.
+    shorter = signed_journal(tmp_path / "b.db", "table-1", key, events(3))
+    [(sound, what)] = link_checks(floor, shorter)
+    assert not sound and what.startswith(f"{DISCONTINUITY}: the stream holds row 7")
+    [notice] = [r for r in read_rows(shorter.path) if r.event.get("message") == DISCONTINUITY]
+    assert notice.event["epoch"] == 2 and notice.event["stream_row"] == first.last_seq
+    first.close()
+    shorter.close()
+
+
+def test_without_a_floor_the_link_says_at_once_there_is_nothing_to_compare(
+    tmp_path: Path,
+) -> None:
+    told: list[tuple[bool, str]] = []
+    link = PublisherLink(
+        FloorConfig(), "t-1", tmp_path / "j.db", lambda _: None, checked=lambda *a: told.append(a)
+    )
+
+    async def main() -> None:
+        link.start(lambda: (take(Table(decks=1), 0, "t-1", None), None))
+        await link.stop(0)
+
+    asyncio.run(main())
+    assert told == [(True, "no floor is configured")] and link.process is None
