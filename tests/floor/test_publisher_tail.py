@@ -76,9 +76,13 @@ def stream_messages(broker: FloorBroker) -> list[JournalMessage]:
     return [JournalMessage.decode(b) for b in asyncio.run(stored_rows(broker, TABLE))]
 
 
+@pytest.mark.parametrize("made", ["junk", "copied"])
 def test_a_junk_row_on_the_journals_last_row_is_not_believed_and_the_gap_fills(
-    tmp_path: Path, broker: FloorBroker, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, broker: FloorBroker, monkeypatch: pytest.MonkeyPatch, made: str
 ) -> None:
+    """`junk`: a row made up on the journal's last row; `copied`: the journal's last row
+    itself (signed by the station: read from the journal file), which no publisher of the
+    station sent."""
     config, tokens, public = signed_station(tmp_path, broker, monkeypatch)
     journal = tmp_path / "var" / "journal.db"
     with floor_process(tmp_path / "floor", broker, {TABLE: public}) as floor:
@@ -98,7 +102,11 @@ def test_a_junk_row_on_the_journals_last_row_is_not_believed_and_the_gap_fills(
         waiting = [r.seq for r in rows if r.seq > published]
         assert len(waiting) > 5 and floor.table(TABLE)["archived_seq"] == published
         # The insider: a junk "row N+1" on the journal's last row, with the table's login.
-        junk = forged(TABLE, rows[-1], message="all is well")
+        junk = (
+            forged(TABLE, rows[-1], message="all is well")
+            if made == "junk"
+            else JournalMessage.of(TABLE, rows[-1]).encode()
+        )
         asyncio.run(publish_with_the_login(broker, junk))
         monkeypatch.setenv("FLOOR_PASSWORD", broker.user(TABLE).password)
         with running(config, tokens, log_level="info") as proc:
@@ -116,19 +124,23 @@ def test_a_junk_row_on_the_journals_last_row_is_not_believed_and_the_gap_fills(
                 "--public-key", public, "--against-floor", floor.url,
             )  # fmt: skip
     claimed = JournalMessage.decode(junk)
-    # The floor's archive is the journal, row for row: no gap, the junk not in it.
+    # The floor's archive is the journal, row for row: no gap, no junk in it.
     assert [(r["seq"], r["hash"]) for r in archived] == [(r.seq, r.hash) for r in rows]
-    assert claimed.hash not in {r["hash"] for r in archived}
-    assert seen["forged"] >= 1 and seen["signed"]
-    # The station said so: journaled (where it went on from: not the junk's word), alerted.
-    [said] = [r.event for r in rows if r.event.get("message") == FOREIGN]
-    assert said["claims_row"] == claimed.seq and said["after_row"] == 0
-    assert any(a["code"] == "foreign" for a in seen["station_alerts"]), seen["station_alerts"]
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert seen["signed"]
     # The stream holds every waiting row of the station's after the junk.
     messages = stream_messages(broker)
     at = [m.hash for m in messages].index(claimed.hash)
     assert set(waiting) <= {m.seq for m in messages[at + 1 :]}
+    if made == "copied":  # a copy of a row of its own: not believed, nothing to alert
+        assert "no publisher of this station sent it" in proc.log_text()
+        return
+    assert claimed.hash not in {r["hash"] for r in archived}
+    assert seen["forged"] >= 1
+    # The station said so: journaled (where it went on from: not the junk's word), alerted.
+    [said] = [r.event for r in rows if r.event.get("message") == FOREIGN]
+    assert said["claims_row"] == claimed.seq and said["after_row"] == 0
+    assert any(a["code"] == "foreign" for a in seen["station_alerts"]), seen["station_alerts"]
 
 
 def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(

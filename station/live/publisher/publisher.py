@@ -64,6 +64,7 @@ from station.live.journal.epoch import DISCONTINUITY, discontinuity_notice
 from station.live.publisher.foreign import ALERT_CODE, ForeignWatch
 from station.live.publisher.settings import FloorConfig
 from station.live.publisher.stream import (
+    PUBLISHED,
     Conflict,
     Held,
     StreamMissing,
@@ -71,6 +72,7 @@ from station.live.publisher.stream import (
     check_stream,
     describe,
     last_held,
+    published,
     wrong_last,
 )
 from station.live.publisher.tail import READ_BATCH, JournalTail
@@ -379,10 +381,23 @@ class Publisher:
         """Ask the stream for the table's last message; resume after it if it is this
         journal's row, a foreign message or a discontinuity (`stream.last_held`), else
         `Conflict`."""
-        found = await last_held(js, self.config.stream, self.subject, self.table, self.tail)
+        found = await last_held(
+            js, self.config.stream, self.subject, self.table, self.tail, self.key is not None
+        )
         if found is None:
             self.stream_seq, self.published = 0, 0
             self._checked(True, "the stream holds no row of this table")
+        elif found.unproven is not None:
+            after = 0 if self._ours is None else self._ours
+            log.warning(
+                "floor: the stream's last message (stream seq %d) is not believed: %s; "
+                "rows go again after row %d (the floor takes the ones it has as duplicates)",
+                found.stream_seq,
+                found.unproven,
+                after,
+            )
+            self.stream_seq, self.published = found.stream_seq, after
+            self._checked(True, f"{found.unproven}: rows sent again after row {after}")
         elif found.discontinuity is not None:
             await self._discontinuity(found)
         elif found.foreign is not None:
@@ -523,7 +538,7 @@ class Publisher:
             self.subject,
             JournalMessage.of(self.table, row).encode(),
             self.config.timeout,
-            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
+            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq), **self._proof(row)},
         )
         ack = check_reply(reply.data)
         if ack is None or not isinstance(ack.get("seq"), int):
@@ -532,6 +547,14 @@ class Publisher:
         self._ours = row.seq
         self.sent += 1
         self._acked(sent)
+
+    def _proof(self, row: Row) -> dict[str, str]:
+        """The `PUBLISHED` header of `row` (none without a key): at the next look at the
+        stream, the sign that this station sent it, not someone who copied it from the
+        journal file."""
+        if self.key is None:
+            return {}
+        return {PUBLISHED: self.key.sign_message(published(self.subject, row.seq, row.hash))}
 
     def _acked(self, sent: float) -> None:
         """The broker's time to acknowledge (a moving average): how long to gather rows."""
@@ -549,7 +572,7 @@ class Publisher:
         last = len(rows)
         try:
             for n, row in enumerate(rows, 1):
-                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n)}
+                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n), **self._proof(row)}
                 body = JournalMessage.of(self.table, row).encode()
                 if n == 1:  # a request: the batch has begun (or why not)
                     headers[EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self.stream_seq)

@@ -9,7 +9,12 @@ may read back). Only what the station's key signed is believed (issue 32: the ta
 broker login sits on the dealer PC, so anyone there can publish at the subject). What it
 is decides what happens:
 - this journal's row at that seq (same hash, and signed by this station's key where the
-  journal's row is signed): publishing resumes after it;
+  journal's row is signed) that this station published (its `PUBLISHED` header, signed
+  by the key, says so): publishing resumes after it. A copy of a journal row that no
+  publisher of this station sent (whoever can read the journal file can publish one
+  with the login, ahead of the rows that wait) is *unproven*: the rows are sent again
+  from what the publisher knows (the floor takes the ones it has as duplicates), never
+  skipped;
 - a row signed by this station's key that this journal does not have (this journal is
   shorter, or its row at that seq has another hash) is a *discontinuity*: the journal was
   rolled back or cut under the station, or another journal of this station publishes. If
@@ -40,6 +45,17 @@ from station.live.journal.epoch import RESTORED
 from station.live.publisher.tail import JournalTail
 from station.shared.messages import WRONG_LAST_SEQUENCE, BadMessage, JournalMessage
 
+#: The header with which a station's publisher says it sent a row: its key's signature of
+#: `published(subject, row)`. A row's own signature says the station wrote it; this says
+#: the station sent it there, right after the rows before it.
+PUBLISHED = "Station-Published"
+
+
+def published(subject: str, seq: int, row_hash: str) -> dict[str, Any]:
+    """What the `PUBLISHED` header signs (as a floor message body, which no heartbeat or
+    alert body can be mistaken for)."""
+    return {"published": subject, "seq": seq, "hash": row_hash}
+
 
 class Conflict(Exception):
     """The stream holds rows of this table that are not this journal's."""
@@ -66,6 +82,9 @@ class Held:
     #: What a row signed by this station's key but not this journal's says of this
     #: journal (None: not one): a discontinuity, for the station to journal.
     discontinuity: str | None = None
+    #: Why this journal's row at the stream's end is not believed to be where the
+    #: station's rows end there (None: it is, or it is not this journal's row).
+    unproven: str | None = None
 
 
 def subject_matches(pattern: str, subject: str) -> bool:
@@ -98,11 +117,17 @@ async def check_stream(js: JetStreamContext, stream: str, subject: str) -> None:
 
 
 async def last_held(
-    js: JetStreamContext, stream: str, subject: str, table: str, tail: JournalTail
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    table: str,
+    tail: JournalTail,
+    proven: bool = False,
 ) -> Held | None:
     """The table's last message in the stream, read against the journal (see the module's
     words; None: the stream holds no message of the table); `Conflict` if another journal
-    claims the table."""
+    claims the table. `proven`: a signed row of this journal is believed only with its
+    `PUBLISHED` header (the publisher signs what it sends)."""
     try:
         last = await js.get_last_msg(stream, subject, direct=True)
     except NotFoundError:
@@ -124,6 +149,11 @@ async def last_held(
     ours = tail.hash_at(held.seq)
     signed = any(held.signed_by(key) for key in keys)
     if ours == held.hash and (signed or not tail.signed_at(held.seq)):
+        proof = (last.headers or {}).get(PUBLISHED)
+        body = published(subject, held.seq, held.hash)
+        if proven and signed and not any(key.verify_message(body, proof) for key in keys):
+            why = f"row {held.seq} is this journal's but no publisher of this station sent it"
+            return Held(last.seq, None, claims=held, unproven=why)
         return Held(last.seq, held.seq)
     if signed:
         return _signed_not_ours(last.seq, held, ours, table, tail)
