@@ -17,7 +17,9 @@ new epoch's rows go to the stream after the old ones, the notice first."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +30,7 @@ import pytest
 from station.core.snapshot import take
 from station.core.table import Table
 from station.live.journal import Journal
-from station.live.journal.epoch import DISCONTINUITY
+from station.live.journal.epoch import DISCONTINUITY, epoch_of
 from station.live.journal.reading import read_rows
 from station.live.publisher.link import PublisherLink
 from station.live.publisher.publisher import DISCONTINUITY_CODE
@@ -191,6 +193,10 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
     assert event["stream_row"] == signed_last.seq and event["stream_hash"] == signed_last.hash
     assert event["journal_row_hash"] is None and event["journal_rows"] < signed_last.seq
     assert notice.signature is not None  # a signed row of the journal, like any other
+    with contextlib.closing(sqlite3.connect(journal)) as db:
+        epoch = epoch_of(db)
+    assert epoch is not None and (epoch.number, epoch.since) == (2, notice.seq)
+    assert epoch.mark == notice.hash[:8]  # every id the station hands out from now on
     # The stream: the old epoch's rows, then this journal's from where it left the old
     # one's chain (the notice among them), each signed; none of the old epoch's dropped.
     messages = stream_messages(broker)
