@@ -167,6 +167,8 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
             wait_until(
                 lambda: floor.table(TABLE)["archived_seq"] == signed_last.seq, "rows archived"
             )
+        # A plain restart believed the stream's last row: its own, sent by its publisher.
+        assert "not believed" not in proc.log_text() and "rows go again" not in proc.log_text()
         shutil.rmtree(var)
         shutil.copytree(saved, var)  # ... put back: the journal and its head anchor agree
         with running(config, tokens, log_level="info") as proc:
