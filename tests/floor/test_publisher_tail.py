@@ -30,21 +30,24 @@ import pytest
 from station.core.snapshot import take
 from station.core.table import Table
 from station.live.journal import Journal
-from station.live.journal.epoch import DISCONTINUITY, epoch_of
+from station.live.journal.epoch import DISCONTINUITY, discontinuity_notice, epoch_of
 from station.live.journal.reading import read_rows
 from station.live.publisher.link import PublisherLink
 from station.live.publisher.publisher import DISCONTINUITY_CODE
 from station.live.publisher.settings import FloorConfig
 from station.live.publisher.tail import FOREIGN
 from station.shared.messages import JournalMessage, journal_subject
+from station.shared.rows import Pending
 from station.shared.signing import SigningKey
 from tests.floor.kit import (
     SITE,
     FloorBroker,
     ensure_stream,
+    run_publisher,
     start_broker,
     station_floor,
     stored_rows,
+    wait_for,
     wait_published,
 )
 from tests.floor.signedkit import events, floor_process, forged, signed_journal, wait_until
@@ -271,3 +274,46 @@ def test_without_a_floor_the_link_says_at_once_there_is_nothing_to_compare(
 
     asyncio.run(main())
     assert told == [(True, "no floor is configured")] and link.process is None
+
+
+def test_a_discontinuity_the_station_journaled_at_start_is_published_as_its_epoch(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """The station's own start-up found the journal cut (its head anchor says more) and
+    journaled a discontinuity before the publisher looked: the stream's old rows after the
+    cut are that epoch's predecessors, no second notice is asked for, and the new epoch
+    goes on from the row before the notice (the floor has every row before it)."""
+    key = SigningKey.generate()
+    path = tmp_path / "var" / "journal.db"
+    path.parent.mkdir()
+    journal = signed_journal(path, "table-1", key, events(3))
+    journal.close()
+    saved = tmp_path / "saved"
+    shutil.copytree(path.parent, saved)
+    journal = signed_journal(path, "table-1", key, events(8)[3:])
+    with run_publisher(floor, "table-1", journal.path):
+        wait_published(floor, "table-1", journal.last_seq)
+    old_last = journal.last_seq
+    journal.close()
+    shutil.rmtree(path.parent)
+    shutil.copytree(saved, path.parent)  # cut back to its first rows
+    journal = signed_journal(path, "table-1", key, [])
+    cut = journal.last_seq
+    journal.append([discontinuity_notice(2, where="head anchor", anchor_seq=old_last)])
+    notices: list[Pending] = []
+    with run_publisher(floor, "table-1", journal.path, notices):
+        wait_for(
+            lambda: stream_messages_of(floor)[-1].seq == journal.last_seq, what="the new epoch"
+        )
+    assert [p.event["message"] for p in notices] == []  # nothing more to journal
+    messages = stream_messages_of(floor)
+    assert [m.seq for m in messages] == [
+        *range(1, old_last + 1),
+        *range(cut + 1, journal.last_seq + 1),
+    ]
+    assert messages[old_last].prev_hash == messages[cut - 1].hash  # on the row before the cut
+    journal.close()
+
+
+def stream_messages_of(floor: FloorBroker) -> list[JournalMessage]:
+    return [JournalMessage.decode(b) for b in asyncio.run(stored_rows(floor, "table-1"))]
