@@ -47,6 +47,7 @@ from tests.floor.kit import (
     start_broker,
     station_floor,
     stored_rows,
+    table_count,
     wait_for,
     wait_published,
 )
@@ -215,10 +216,12 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
 # -- what the station is told once the stream was compared (PublisherLink's `checked`) --
 
 
-def link_checks(floor: FloorBroker, journal: Journal) -> list[tuple[bool, str]]:
+def link_checks(
+    floor: FloorBroker, journal: Journal, publish: bool = False
+) -> list[tuple[bool, str]]:
     """Run the station's link (its publisher process) on `journal`, its notices journaled
-    by this loop as the station's writer does, until `checked` was called; what it was
-    told."""
+    by this loop as the station's writer does, until `checked` was called (and, with
+    `publish`, the stream holds every row of the journal); what it was told."""
     told: list[tuple[bool, str]] = []
     link = PublisherLink(
         station_floor(floor, "table-1"),
@@ -228,10 +231,17 @@ def link_checks(floor: FloorBroker, journal: Journal) -> list[tuple[bool, str]]:
         checked=lambda sound, what: told.append((sound, what)),
     )
 
+    async def done() -> bool:
+        if not told:
+            return False
+        return not publish or await table_count(floor, "table-1") >= journal.last_seq
+
     async def main() -> None:
+        # The publisher process yields to everything else (SCHED_IDLE): patience on a
+        # busy machine.
         link.start(lambda: (take(Table(decks=1), 0, "table-1", None), None))
-        deadline = time.monotonic() + 20
-        while not told:
+        deadline = time.monotonic() + 60
+        while not await done():
             assert time.monotonic() < deadline, f"checked told {told}"
             await asyncio.sleep(0.05)
         await link.stop(journal.last_seq)
