@@ -99,7 +99,9 @@ def test_a_junk_row_on_the_journals_last_row_is_not_believed_and_the_gap_fills(
                 proc.post(event)
             deal(proc, range(1, 3))
             published = read_rows(journal, 0, 10_000)[-1].seq
-            wait_until(lambda: floor.table(TABLE)["archived_seq"] == published, "rows archived")
+            wait_until(
+                lambda: floor.table(TABLE)["archived_seq"] == published, "rows archived", timeout=60
+            )
         # The broker out of the station's reach (its login refused): rows wait.
         monkeypatch.setenv("FLOOR_PASSWORD", "not-the-password")
         with running(config, tokens) as proc:
@@ -163,13 +165,17 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
                 proc.post(event)
             deal(proc, range(1, 2))
             kept = read_rows(journal, 0, 10_000)[-1].seq
-            wait_until(lambda: floor.table(TABLE)["archived_seq"] == kept, "rows archived")
+            wait_until(
+                lambda: floor.table(TABLE)["archived_seq"] == kept, "rows archived", timeout=60
+            )
         shutil.copytree(var, saved)  # the insider's copy of every local file, then
         with running(config, tokens) as proc:
             deal(proc, range(2, 4))
             signed_last = read_rows(journal, 0, 10_000)[-1]
             wait_until(
-                lambda: floor.table(TABLE)["archived_seq"] == signed_last.seq, "rows archived"
+                lambda: floor.table(TABLE)["archived_seq"] == signed_last.seq,
+                "rows archived",
+                timeout=60,
             )
         # A plain restart believed the stream's last row: its own, sent by its publisher.
         assert "not believed" not in proc.log_text() and "rows go again" not in proc.log_text()
@@ -183,11 +189,14 @@ def test_every_local_file_rolled_back_is_a_discontinuity_the_station_journals(
                     if r.event.get("message") == DISCONTINUITY
                 ],
                 "the discontinuity journaled",
+                timeout=60,
             )
             deal(proc, range(2, 3))  # the station goes on, in the new epoch
             last = read_rows(journal, 0, 10_000)[-1].hash
             wait_until(
-                lambda: stream_messages(broker)[-1].hash == last, "the new epoch's rows published"
+                lambda: stream_messages(broker)[-1].hash == last,
+                "the new epoch's rows published",
+                timeout=60,
             )
             seen = floor.table(TABLE)
             log = proc.log_text()
@@ -313,7 +322,9 @@ def test_a_discontinuity_the_station_journaled_at_start_is_published_as_its_epoc
     notices: list[Pending] = []
     with run_publisher(floor, "table-1", journal.path, notices):
         wait_for(
-            lambda: stream_messages_of(floor)[-1].seq == journal.last_seq, what="the new epoch"
+            lambda: stream_messages_of(floor)[-1].seq == journal.last_seq,
+            timeout=30,
+            what="the new epoch",
         )
     assert [p.event["message"] for p in notices] == []  # nothing more to journal
     messages = stream_messages_of(floor)
