@@ -18,10 +18,11 @@ is decides what happens:
 - a row signed by this station's key that this journal does not have (this journal is
   shorter, or its row at that seq has another hash) is a *discontinuity*: the journal was
   rolled back or cut under the station, or another journal of this station publishes. If
-  this journal's epoch began after it (a `journal restore`, or a discontinuity notice
-  that names it), the new epoch goes on after the row that epoch began on (the floor
-  holds it for a supervisor); else the publisher has the station journal a discontinuity
-  notice, which begins a new epoch, and goes on the same way (`Held.discontinuity`);
+  this journal's epoch began after it (a `journal restore`, the station's own start-up
+  check, or the publisher's discontinuity notice that names it), the new epoch goes on
+  after the stream's last row (the floor holds it for a supervisor); else the publisher
+  has the station journal a discontinuity notice, which begins a new epoch, and goes on
+  the same way (`Held.discontinuity`);
 - a message this station did not sign, while its journal is signed: *foreign* (a row
   forged with the table's broker login, or another station's): the publisher says so and
   publishes its own rows after it, so a forgery never takes the table's place; where its
