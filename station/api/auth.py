@@ -5,8 +5,16 @@ A refusal's body says only what the client must do (send a valid token, use a to
 higher role, wait); the log keeps the detail (the client's address, the token's name and
 role, never the token) for the supervisor. An address that presents `Throttle.limit`
 tokens the station does not know within `Throttle.window` seconds is answered 429 with
-`Retry-After` for a window, its tokens not even checked, and the log gets one summary line
-per address per window instead of a line per attempt.
+`Retry-After` for a window for every wrong token it sends, and the log gets one summary
+line per address per window instead of a line per attempt.
+
+A valid token is never refused by the throttle (issue 32, attack 10): every token is
+checked first, and only a wrong one meets the throttle. Otherwise any process that can
+reach the port (a local one shares 127.0.0.1 with the pit's browser) could keep the
+supervisor out with ten wrong guesses a minute. Checking a token costs one sha256 and a
+constant-time comparison per known token, and a token is 256 random bits, so letting every
+guess be checked gives a guesser nothing: the throttle's work is to answer a flood of wrong
+tokens cheaply (429) and to keep the log to one line per address per window.
 """
 
 from __future__ import annotations
@@ -173,20 +181,21 @@ def refuse(
 
 
 def identify(conn: HTTPConnection) -> Identity | None:
-    """The caller's identity, None without a token; 401 for a token the station does not
-    know, 429 (with Retry-After, the token unchecked) from an address that sent too many."""
+    """The caller's identity, None without a token; for a token the station does not know
+    401, or 429 (with Retry-After) from an address that sent too many. A valid token is
+    checked first and always let through, whatever its address sent before."""
     token = presented_token(conn)
     if token is None:
         return None
+    who = tokens_of(conn).identify(token) if token else None
+    if who is not None:
+        return who
     throttle, client = throttle_of(conn), client_of(conn)
     wait = throttle.retry_after(client)
     if wait is not None:
         raise HTTPException(429, THROTTLED, headers={"Retry-After": str(wait)})
-    who = tokens_of(conn).identify(token) if token else None
-    if who is None:
-        method = getattr(conn, "method", "WS")
-        throttle.unknown_token(
-            client, f"refused {method} {conn.url.path} from {client}: 401 token not valid"
-        )
-        raise HTTPException(401, NOT_VALID, headers={"WWW-Authenticate": "Bearer"})
-    return who
+    method = getattr(conn, "method", "WS")
+    throttle.unknown_token(
+        client, f"refused {method} {conn.url.path} from {client}: 401 token not valid"
+    )
+    raise HTTPException(401, NOT_VALID, headers={"WWW-Authenticate": "Bearer"})

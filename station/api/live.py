@@ -18,9 +18,10 @@ Refusals, each logged: a page whose `Origin` is neither the station's own addres
 of `[api] allowed_origins` (clients that send none are not browsers), a missing or unknown
 token, or an `after` that is not a whole number: the socket is accepted, then closed with
 code 1008 and the reason, which a browser's page can read (HTTP statuses of a handshake
-it cannot); a station still starting, 1013. An address throttled for wrong tokens gets
-HTTP 429 with Retry-After instead of the handshake, and a client that would catch up
-while `[api] backfill_queue` others wait already, HTTP 503 with Retry-After.
+it cannot); a station still starting, 1013. A wrong token from an address throttled for
+wrong tokens gets HTTP 429 with Retry-After instead of the handshake (a valid token is let
+through), and a client that would catch up while `[api] backfill_queue` others wait
+already, HTTP 503 with Retry-After.
 
 Catching up (`after`) is paged and bounded: see `station.api.backfill`. The reset (any
 close frame unanswered within `CLOSE_TIMEOUT`) discards what the client did not read, in

@@ -235,10 +235,16 @@ class Running:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Cancel the publisher and wait for its thread: cancelled again while it runs (on
+        Python 3.11 `asyncio.wait_for` can swallow a cancellation that meets its result),
+        so that no publisher of one block still publishes in the next."""
         loop, task = self._loop, self._task
-        if loop is not None and task is not None:
+        deadline = time.monotonic() + 15.0
+        while loop is not None and task is not None and self._thread.is_alive():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(task.cancel)
+            self._thread.join(3.0)  # longer than its own clean-up takes (closing: 2 s)
+            assert time.monotonic() < deadline, "the publisher did not stop"
         self._thread.join(5.0)
 
 

@@ -55,8 +55,10 @@ def test_a_restarted_publisher_resumes_after_the_streams_last_row(
     append_rows(journal, 10, start=10)
     with run_publisher(floor, "table-1", journal.path) as running:
         wait_published(floor, "table-1", journal.last_seq)
-        assert running.publisher.sent == 10  # only the new rows
-    assert_exactly_once(floor, "table-1", journal.path)
+        # Only the new rows (at most: an acknowledgement late under load leaves a batch
+        # the broker stored uncounted, found again by the next look at the stream).
+        assert running.publisher.sent <= 10
+    assert_exactly_once(floor, "table-1", journal.path)  # none of the old rows again
 
 
 def test_broker_killed_and_restarted_mid_stream(floor: FloorBroker, tmp_path: Path) -> None:

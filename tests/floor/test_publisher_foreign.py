@@ -49,22 +49,33 @@ def ours(floor: FloorBroker, table: str) -> list[int]:
     return found
 
 
-def test_a_foreign_row_met_at_start_is_passed_and_said(floor: FloorBroker, tmp_path: Path) -> None:
+def test_a_foreign_row_met_at_start_is_passed_said_and_not_believed(
+    floor: FloorBroker, tmp_path: Path
+) -> None:
+    """Issue 32, attack 6: rows 7-9 wait (no publisher: the broker out of the station's
+    reach) and a junk "row 10" whose prev_hash is the journal's last row is published with
+    the table's login. Its word is not taken: the station's rows 7-9 reach the stream
+    (after the rows it held already, sent again), none skipped."""
     key = SigningKey.generate()
     journal = signed_journal(tmp_path / "j.db", "table-1", key, events(6))
     with run_publisher(floor, "table-1", journal.path):
         wait_published(floor, "table-1", journal.last_seq)
-    last = next(journal.rows(after=journal.last_seq - 1))
-    publish_raw(floor, "table-1", forged("table-1", last))  # while the station was away
+    published = journal.last_seq
     journal.close()
-    journal = signed_journal(tmp_path / "j.db", "table-1", key, events(9)[6:])
+    journal = signed_journal(tmp_path / "j.db", "table-1", key, events(9)[6:])  # rows wait
+    last = next(journal.rows(after=journal.last_seq - 1))
+    publish_raw(floor, "table-1", forged("table-1", last))  # "row N+1" on the journal's last
     notices: list[Pending] = []
     with run_publisher(floor, "table-1", journal.path, notices) as running:
         wait_for(lambda: ours(floor, "table-1")[-1:] == [journal.last_seq], what="our rows")
         assert running.publisher.status.state == "publishing"
-    assert ours(floor, "table-1") == list(range(1, journal.last_seq + 1))  # none twice
+    # Every row after the junk, the waiting ones too; the ones held already are duplicates.
+    assert ours(floor, "table-1") == [
+        *range(1, published + 1),
+        *range(1, journal.last_seq + 1),
+    ]
     [said] = [p.event for p in notices if p.event["message"] == FOREIGN]
-    assert said["after_row"] == last.seq and said["claims_row"] == last.seq + 1
+    assert said["after_row"] == 0 and said["claims_row"] == last.seq + 1
     journal.close()
 
 

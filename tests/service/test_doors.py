@@ -252,7 +252,7 @@ def test_wrong_tokens_throttle_their_address_only(
             for n in range(40)
         ]
         assert statuses[:10] == [401] * 10 and statuses[10:] == [429] * 30
-        refused = attacker.get(state, headers=right)  # not even the right token is checked
+        refused = attacker.get(state, headers={"Authorization": "Bearer guess-41"})
         assert refused.status_code == 429 and refused.json()["detail"] == THROTTLED
         assert 1 <= int(refused.headers["retry-after"]) <= 60
         assert neighbour.get(state, headers=right).status_code == 200
@@ -262,17 +262,48 @@ def test_wrong_tokens_throttle_their_address_only(
     assert station.tokens["viewer"] not in caplog.text
 
 
-def test_a_throttled_address_gets_429_at_the_websocket_handshake(station: Running) -> None:
+def test_wrong_tokens_never_lock_out_a_valid_one(station: Running) -> None:
+    """Issue 32, attack 10: any process that reaches the port (here from the supervisor's
+    own address) sends ten wrong tokens, and goes on sending them; the supervisor's valid
+    token still gets its pit controls at once, while the guesses stay throttled."""
+    events = f"{station.url}/api/events"
+    supervisor = station.headers("supervisor")
+    with from_address("127.0.0.1") as local:
+        guesses = [
+            local.post(events, json={"type": "void"}, headers={"Authorization": f"Bearer g{n}"})
+            for n in range(12)
+        ]
+        assert [g.status_code for g in guesses] == [401] * 10 + [429] * 2
+        for _ in range(3):  # a valid token between guesses, each time
+            answer = local.post(events, json={"type": "void"}, headers=supervisor)
+            assert answer.status_code == 200, answer.text
+            again = local.post(events, json={"type": "void"}, headers={"Authorization": "Bearer g"})
+            assert again.status_code == 429 and again.json()["detail"] == THROTTLED
+        viewer = local.get(f"{station.url}/api/state", headers=station.headers("viewer"))
+        assert viewer.status_code == 200
+        # A valid token of too low a role is still refused for its role, not let in.
+        low = local.post(events, json={"type": "void"}, headers=station.headers("viewer"))
+        assert low.status_code == 403 and low.json()["detail"] == HIGHER_ROLE
+    voids = [row for row in rows(station) if row["event"]["type"] == "void"]
+    assert len(voids) == 3  # each valid request was acted on, no guess was
+
+
+def test_a_throttled_address_gets_429_at_the_websocket_handshake_for_a_wrong_token(
+    station: Running,
+) -> None:
     for n in range(10):
         r = httpx.get(f"{station.url}/api/state", headers={"Authorization": f"Bearer no-{n}"})
         assert r.status_code == 401
     with (
         pytest.raises(InvalidStatus) as refused,
-        connect(f"{station.ws_url}?token={station.tokens['viewer']}"),
+        connect(f"{station.ws_url}?token=no-11"),
     ):
         pass
     assert refused.value.response.status_code == 429
     assert int(refused.value.response.headers["Retry-After"]) >= 1
+    # The valid token from the same address opens the WebSocket (attack 10).
+    with connect(f"{station.ws_url}?token={station.tokens['supervisor']}") as ws:
+        assert orjson.loads(ws.recv(5))["type"] == "hello"
 
 
 def test_the_throttle_writes_one_summary_line_per_window(

@@ -9,15 +9,18 @@ rows after it (the floor, which checks every signature, holds the foreign one an
 journals a notice and sends an alert, so the floor's record of the table goes on.
 
 Where to go on from: the station's broker login reads back only the table's last message,
-which the foreign one now hides, so the publisher works it out, safest first:
+which the foreign one now hides, so the publisher works it out from what it can trust:
 1. what it knows itself (the last row the stream acknowledged, while it runs);
-2. the notice it journaled when it first met that foreign message (after a restart);
-3. the foreign message's own word, if it is a row that follows a row of this journal
-   (a forger with the broker login builds on the last row they can read);
-4. else from the journal's first row: rows the stream holds already are sent again, and
+2. the notice it journaled when it first met that foreign message (after a restart: the
+   notice is a signed row of its own journal);
+3. else from the journal's first row: rows the stream holds already are sent again, and
    the floor, which archives each row once, takes them as the duplicates they are.
-A row sent again costs the stream a message; a row skipped would hold the floor's archive
-behind a gap. So each guess errs towards sending again.
+Never the foreign message's own word (issue 32, attack 6): a forger who can read the
+journal file publishes a "row N+1" whose prev_hash is the journal's last row while rows
+wait for a broker the station cannot reach; taken at its word, the station would go on
+after row N and the rows before it would never reach the floor. A row sent again costs
+the stream a message; a row skipped would hold the floor's archive behind a gap for good.
+So each guess errs towards sending again.
 
 What it says: the first foreign message is journaled and alerted at once; after that at
 most one notice every `SAY_EVERY` seconds, counting the ones met since (a forger who
@@ -32,7 +35,7 @@ from collections.abc import Callable
 
 from station.live.publisher.stream import Held
 from station.live.publisher.tail import FOREIGN, JournalTail
-from station.shared.rows import GENESIS, Pending, notice
+from station.shared.rows import Pending, notice
 
 log = logging.getLogger("station.live.floor")
 
@@ -64,16 +67,10 @@ class ForeignWatch:
         noticed = self.tail.foreign_after(held.stream_seq)
         if noticed is not None:
             return noticed
-        claims = held.claims
-        if claims is not None and claims.seq - 1 <= self.tail.last()[0]:
-            before = claims.seq - 1
-            ours = GENESIS if before == 0 else self.tail.hash_at(before)
-            if ours == claims.prev_hash:
-                return before
         log.warning(
-            "floor: the foreign message at stream seq %d hides this station's last row: "
-            "its rows are sent again from the first (the floor takes the ones it has as "
-            "duplicates)",
+            "floor: the foreign message at stream seq %d hides this station's last row "
+            "(what it claims to follow is not believed): its rows are sent again from the "
+            "first (the floor takes the ones it has as duplicates)",
             held.stream_seq,
         )
         return 0

@@ -34,21 +34,30 @@ class PublisherLink:
         journal_path: Path,
         post: Callable[[Pending], None],
         key: KeyFile | None = None,
+        checked: Callable[[bool, str], None] | None = None,
     ) -> None:
         """`post`: queue a notice row for the writer (called on the loop). `key`: where
         the station's signing key is (the publisher reads it to sign its heartbeats and
-        alerts); None: unsigned."""
+        alerts); None: unsigned. `checked(sound, what)`: called on the loop once per
+        start of the publisher, when it first compared the floor's stream with the
+        journal: sound, or what it found (a discontinuity: its notice, which begins a new
+        epoch, is in the journal's writer's queue by then; a refusal). With no floor it is
+        called at `start` (nothing to compare); while the broker cannot be reached, not
+        at all."""
         self.config = config
         self.table_id = table_id
         self.journal_path = journal_path
         self.key = key
         self._post = post
+        self._checked = checked
         self.process: PublisherProcess | None = None
 
     def start(self, table: Callable[[], tuple[TableSnapshot, str | None]]) -> None:
         """Start the process ([floor] url set; nothing otherwise). `table`: the latest
         snapshot and why the journal cannot be written, if it cannot (the heartbeat's)."""
         if not self.config.enabled:
+            if self._checked is not None:
+                self._checked(True, "no floor is configured")
             return
         from station.live.publisher.process import PublisherProcess
         from station.live.publisher.publisher import TableState
@@ -59,6 +68,11 @@ class PublisherLink:
             with contextlib.suppress(RuntimeError):  # the loop has closed: stopping
                 loop.call_soon_threadsafe(self._post, pending)
 
+        def checked(sound: bool, what: str) -> None:
+            if self._checked is not None:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._checked, sound, what)
+
         self.process = PublisherProcess(
             self.config,
             self.table_id,
@@ -66,6 +80,7 @@ class PublisherLink:
             state=lambda: TableState.of(*table()),
             journal_notice=journal_notice,
             key=self.key,
+            checked=checked,
         )
         self.process.start()
 

@@ -13,7 +13,8 @@ The station and the publisher (`station.live.publisher.worker`) talk over two ch
 - the control socket (both ways, one JSON object a line): the publisher's status, its
   journal notices (the station's writer journals them, as every row), its log lines (the
   station logs them, so they go where the station's own go), its questions for the
-  table's state (for heartbeats), and the station's answers and `stop`.
+  table's state (for heartbeats), what its first look at the stream found (`checked`),
+  and the station's answers and `stop`.
 
 The publisher ends when the station stops it, or when its control socket closes (the
 station died: nothing is left behind). If it ends on its own (a bug, or killed), the
@@ -68,9 +69,13 @@ class PublisherProcess:
         state: Callable[[], TableState],
         journal_notice: Callable[[Pending], None],
         key: KeyFile | None = None,
+        checked: Callable[[bool, str], None] | None = None,
     ) -> None:
+        """`checked`: told (from the link's thread) once per start of the process, when
+        it first compared the stream's tail with the journal (`Publisher.on_checked`)."""
         self.config, self.table, self.journal = config, table, journal
         self.key = key
+        self._checked = checked
         self._state = state
         self._journal_notice = journal_notice
         self._status = PublisherStatus("connecting", 0, "starting the publisher process")
@@ -198,6 +203,10 @@ class PublisherProcess:
         elif "notice" in message:
             n = message["notice"]
             self._journal_notice(Pending(n["source"], n["actor"], n["event"], ts=n["ts"]))
+        elif "checked" in message:
+            c = message["checked"]
+            if self._checked is not None:
+                self._checked(bool(c["ok"]), str(c["what"]))
         elif "log" in message:
             entry = message["log"]
             logging.getLogger(entry["name"]).log(int(entry["level"]), "%s", entry["message"])

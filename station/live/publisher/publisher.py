@@ -14,11 +14,21 @@ and at start, the publisher asks the stream for the last row it holds for the ta
 (`sync`, by `stream.last_held`): that row's hash must be the journal's hash at that seq,
 and publishing resumes after it (rows the broker lost are sent again). A message there
 that a signed station did not sign is foreign (`foreign`): the station says so and
-publishes its own rows after it. A mismatch otherwise, or a stream ahead of the journal,
-means two journals claim one table: the publisher refuses (publishes nothing), journals
-a notice, logs an error, sends an alert and says so in its status (and so in
-`/api/health` and the heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case
-the operator resolved it.
+publishes its own rows after it. A row its key signed that the journal lacks (the journal
+shorter than what the station already published, or other at that seq: rolled back or
+cut without `journal restore`) is a discontinuity (`_discontinuity`): the station
+journals a `journal discontinuity` notice that begins a new epoch (so no id the game
+server saw is given again), the publisher alerts, and the new epoch's rows go after the
+stream's last as a restore's do. A mismatch otherwise (an unsigned journal), a stream
+ahead of the journal, or a second discontinuity met while publishing, means two journals
+claim one table: the publisher refuses (publishes nothing), journals a notice, logs an
+error, sends an alert and says so in its status (and so in `/api/health` and the
+heartbeat); it looks again every `CONFLICT_RETRY` seconds, in case the operator resolved
+it.
+
+Once per run, when the stream's tail was first compared with the journal, `on_checked`
+is told whether it was sound and what was found: the station keeps its webhooks until
+then (a discontinuity's notice is journaled by then, so its new epoch's ids go out).
 
 Rows that wait (after an outage, or while the broker is slow: then the publisher gathers
 rows for as long as an acknowledgement takes, up to `MAX_GATHER`) go as atomic batches
@@ -50,9 +60,11 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError
 
 from station.core.snapshot import TableSnapshot
+from station.live.journal.epoch import DISCONTINUITY, discontinuity_notice
 from station.live.publisher.foreign import ALERT_CODE, ForeignWatch
 from station.live.publisher.settings import FloorConfig
 from station.live.publisher.stream import (
+    PUBLISHED,
     Conflict,
     Held,
     StreamMissing,
@@ -60,6 +72,7 @@ from station.live.publisher.stream import (
     check_stream,
     describe,
     last_held,
+    published,
     wrong_last,
 )
 from station.live.publisher.tail import READ_BATCH, JournalTail
@@ -108,6 +121,15 @@ RETRY_MAX = 2.0
 #: The notice journaled when the publisher refuses (also `Alert.code` "conflict").
 REFUSED = "floor refused: another journal claims this table"
 RESUMED = "floor publishing again"
+#: The `Alert.code` of a discontinuity found in the stream.
+DISCONTINUITY_CODE = "discontinuity"
+#: Seconds the publisher waits for the station to journal its discontinuity notice.
+NOTICE_WAIT = 10.0
+
+
+class NotJournaled(Exception):
+    """The station has not journaled the publisher's discontinuity notice yet: nothing of
+    the new epoch goes out before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +219,11 @@ class Publisher:
         self._journal_notice = journal_notice
         #: Told of each change of `status` (the publisher process reports it at once).
         self.on_status: Callable[[PublisherStatus], None] | None = None
+        #: Told once per run, when the stream's tail was first compared with the journal:
+        #: (sound, what was found). Not told while the broker cannot be reached.
+        self.on_checked: Callable[[bool, str], None] | None = None
+        self._compared = False  # the first comparison of this run is done
+        self._asked: set[int] = set()  # stream seqs whose discontinuity was said
         self._status = PublisherStatus("connecting", 0, f"connecting to {config.url}")
         #: The stream sequence of the table's last row in the stream (0: none).
         self.stream_seq = 0
@@ -322,7 +349,12 @@ class Publisher:
                 await self._pump()
             except Conflict as exc:
                 await self._refuse(str(exc))
+                self._checked(False, str(exc))
                 await asyncio.sleep(CONFLICT_RETRY)
+            except NotJournaled as exc:  # asked once; looked for again, nothing published
+                self._set("connecting", str(exc))
+                self._say_once(logging.ERROR, str(exc))
+                await asyncio.sleep(RETRY_MAX)
             except StreamMissing as exc:
                 self._set("connecting", str(exc))
                 self._say_once(logging.ERROR, str(exc))
@@ -347,17 +379,35 @@ class Publisher:
 
     async def sync(self, js: JetStreamContext) -> None:
         """Ask the stream for the table's last message; resume after it if it is this
-        journal's row or a foreign message (`stream.last_held`), else `Conflict`."""
-        found = await last_held(js, self.config.stream, self.subject, self.table, self.tail)
+        journal's row, a foreign message or a discontinuity (`stream.last_held`), else
+        `Conflict`."""
+        found = await last_held(
+            js, self.config.stream, self.subject, self.table, self.tail, self.key is not None
+        )
         if found is None:
             self.stream_seq, self.published = 0, 0
-            return
-        if found.foreign is not None:
+            self._checked(True, "the stream holds no row of this table")
+        elif found.unproven is not None:
+            after = 0 if self._ours is None else self._ours
+            log.warning(
+                "floor: the stream's last message (stream seq %d) is not believed: %s; "
+                "rows go again after row %d (the floor takes the ones it has as duplicates)",
+                found.stream_seq,
+                found.unproven,
+                after,
+            )
+            self.stream_seq, self.published = found.stream_seq, after
+            self._checked(True, f"{found.unproven}: rows sent again after row {after}")
+        elif found.discontinuity is not None:
+            await self._discontinuity(found)
+        elif found.foreign is not None:
             await self._foreign(found)
+            self._checked(True, f"a foreign message passed: {found.foreign}")
         else:
             assert found.row is not None
             self.stream_seq, self.published = found.stream_seq, found.row
             self._ours = found.row
+            self._checked(True, f"the stream holds this journal up to row {found.row}")
         if self._refused:
             self._refused = False
             log.warning("floor: %s (stream holds up to row %d)", RESUMED, self.published)
@@ -376,6 +426,64 @@ class Publisher:
         log.warning("floor: %s", words)
         self._say(said)
         await self._alert(ALERT_CODE, words)
+
+    async def _discontinuity(self, held: Held) -> None:
+        """The stream's last row is signed by this station's key but this journal lacks it
+        (rolled back or cut without `journal restore`): the station journals a notice that
+        begins a new epoch, naming what the stream holds against the journal; once it is
+        in the journal, the new epoch's rows go after the stream's last (as a restore's
+        do: the floor holds them for a supervisor). Met again while publishing (not at the
+        first comparison of a run), it is another journal of this key: `Conflict`."""
+        claims, words = held.claims, held.discontinuity
+        assert claims is not None and words is not None
+        if self._compared:
+            raise Conflict(f"{words} (met while publishing)")
+        after = self._branch(claims)
+        if held.stream_seq not in self._asked:
+            self._asked.add(held.stream_seq)
+            journal_last, journal_hash = self.tail.last()
+            log.error("floor: %s; a new epoch begins", words)
+            self._say(
+                discontinuity_notice(
+                    self.tail.epoch_number() + 1,
+                    where="floor stream",
+                    subject=self.subject,
+                    stream_seq=held.stream_seq,
+                    stream_row=claims.seq,
+                    stream_hash=claims.hash,
+                    journal_rows=journal_last,
+                    journal_hash=journal_hash,
+                    journal_row_hash=self.tail.hash_at(claims.seq),
+                    resume_after=after,
+                    found=words,
+                )
+            )
+            await self._alert(DISCONTINUITY_CODE, f"{DISCONTINUITY}: {words}")
+        deadline = time.monotonic() + NOTICE_WAIT
+        while self.tail.discontinuity_of(held.stream_seq, claims.hash) is None:
+            if time.monotonic() > deadline:  # asked already: looked for again on retry
+                raise NotJournaled(f"the station has not journaled the discontinuity: {words}")
+            await asyncio.sleep(0.05)
+        self.stream_seq, self.published = held.stream_seq, after
+        self._ours = after
+        self._checked(False, f"{DISCONTINUITY}: {words}")
+
+    def _branch(self, claims: JournalMessage) -> int:
+        """The last row of this journal the stream is known to hold before the branch:
+        the row before the stream's last if that follows it, else none known (0: every
+        row is sent again, the floor takes those it has as duplicates)."""
+        before = claims.seq - 1
+        if before >= 1 and self.tail.hash_at(before) == claims.prev_hash:
+            return before
+        return 0
+
+    def _checked(self, sound: bool, what: str) -> None:
+        """The first comparison of this run with the stream is done: said once."""
+        if self._compared:
+            return
+        self._compared = True
+        if self.on_checked is not None:
+            self.on_checked(sound, what)
 
     async def _alert(self, code: str, words: str) -> None:
         """An alert on the table's alert subject (signed with the station's key)."""
@@ -430,7 +538,7 @@ class Publisher:
             self.subject,
             JournalMessage.of(self.table, row).encode(),
             self.config.timeout,
-            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq)},
+            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq), **self._proof(row)},
         )
         ack = check_reply(reply.data)
         if ack is None or not isinstance(ack.get("seq"), int):
@@ -439,6 +547,14 @@ class Publisher:
         self._ours = row.seq
         self.sent += 1
         self._acked(sent)
+
+    def _proof(self, row: Row) -> dict[str, str]:
+        """The `PUBLISHED` header of `row` (none without a key): at the next look at the
+        stream, the sign that this station sent it, not someone who copied it from the
+        journal file."""
+        if self.key is None:
+            return {}
+        return {PUBLISHED: self.key.sign_message(published(self.subject, row.seq, row.hash))}
 
     def _acked(self, sent: float) -> None:
         """The broker's time to acknowledge (a moving average): how long to gather rows."""
@@ -456,7 +572,7 @@ class Publisher:
         last = len(rows)
         try:
             for n, row in enumerate(rows, 1):
-                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n)}
+                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n), **self._proof(row)}
                 body = JournalMessage.of(self.table, row).encode()
                 if n == 1:  # a request: the batch has begun (or why not)
                     headers[EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self.stream_seq)

@@ -1,7 +1,8 @@
 """The publisher's own read-only view of the journal file: the committed rows it sends,
 the hashes it checks the stream's last row against, and what the journal says that
-bears on the stream: the keys that sign it, the backup its epoch was restored from, and
-where the publisher found a message at its subject that it did not sign.
+bears on the stream: the keys that sign it, the epoch it is in and where that epoch
+began (a restore's backup, a discontinuity found in the stream), and where the publisher
+found a message at its subject that it did not sign.
 
 Why a connection of its own: the journal is in WAL mode, so a reader never blocks the
 writer and sees only committed rows; a journal restored under the station is a new file,
@@ -17,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from station.live.journal.epoch import RESTORED
+from station.live.journal.epoch import DISCONTINUITY, EPOCH_NOTICES, epoch_of
 from station.shared.keychain import NAMING, key_named
 from station.shared.rows import GENESIS, Row, row_of
 from station.shared.signing import PublicKey, SigningError
@@ -53,6 +54,41 @@ class JournalTail:
         found = self._conn().execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
         return None if found is None else str(found[0])
 
+    def signed_at(self, seq: int) -> bool:
+        """Whether the journal's row `seq` carries a signature (False: unsigned, or none)."""
+        found = (
+            self._conn().execute("SELECT signature FROM journal WHERE seq = ?", (seq,)).fetchone()
+        )
+        return found is not None and found[0] is not None
+
+    def epoch_number(self) -> int:
+        """The number of the journal's epoch now (1 for one never restored; 0: empty)."""
+        epoch = epoch_of(self._conn())
+        return 0 if epoch is None else epoch.number
+
+    def epoch_began(self) -> tuple[int, dict[str, Any]] | None:
+        """The row and event of the notice that began the journal's epoch (a restore's or
+        a discontinuity's; None: the journal is in its first epoch)."""
+        sql = (
+            "SELECT seq, event FROM journal WHERE kind = 'notice' AND "
+            "json_extract(event, '$.message') IN (?, ?) ORDER BY seq DESC LIMIT 1"
+        )
+        found = self._conn().execute(sql, EPOCH_NOTICES).fetchone()
+        if found is None:
+            return None
+        event = orjson.loads(found[1])
+        return int(found[0]), event if isinstance(event, dict) else {}
+
+    def discontinuity_of(self, stream_seq: int, stream_hash: str) -> int | None:
+        """The row this station's rows go on after, if the journal holds the publisher's
+        discontinuity notice of the stream's message at `stream_seq` with `stream_hash`
+        (None: no such notice)."""
+        event = self._latest(DISCONTINUITY, stream_seq)
+        if event is None or event.get("stream_hash") != stream_hash:
+            return None
+        after = event.get("resume_after")
+        return after if isinstance(after, int) and not isinstance(after, bool) else None
+
     def last(self) -> tuple[int, str]:
         found = (
             self._conn()
@@ -75,13 +111,6 @@ class JournalTail:
                 if key is not None:
                     found.add(key)
         return found
-
-    def restored_from(self) -> int | None:
-        """The last row of the backup the journal's epoch was restored from (None: never
-        restored): the rows after it are numbered again, in a new epoch."""
-        event = self._latest(RESTORED)
-        rows = None if event is None else event.get("backup_rows")
-        return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
 
     def foreign_after(self, stream_seq: int) -> int | None:
         """The journal row the publisher had sent last when it found the foreign message

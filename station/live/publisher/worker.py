@@ -2,11 +2,11 @@
 
 Started by the station (`station.live.publisher.process.PublisherProcess`), never by hand. It
 reads its settings from the control socket, runs one `Publisher`, wakes it at each byte
-on the wake pipe, and sends the station its status, notices to journal, log lines and
-questions for the table's state. It ends when the station says `stop`, or when the
-control socket closes (the station is gone). SIGINT and SIGTERM are the station's to act
-on (a Ctrl-C or a systemd stop reaches the whole group): the station stops it after its
-last rows.
+on the wake pipe, and sends the station its status, notices to journal, log lines,
+questions for the table's state, and once what its first look at the stream found. It
+ends when the station says `stop`, or when the control socket closes (the station is
+gone). SIGINT and SIGTERM are the station's to act on (a Ctrl-C or a systemd stop reaches
+the whole group): the station stops it after its last rows.
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ class Worker:
             key=_key(start.get("key")),
         )
         publisher.on_status = self._status_changed
+        publisher.on_checked = lambda sound, what: self.send("checked", {"ok": sound, "what": what})
         self.publisher = publisher
         os.set_blocking(self.wake, False)
         self._listen_for_commits()
