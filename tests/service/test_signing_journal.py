@@ -69,33 +69,43 @@ def test_every_row_is_signed_and_the_first_names_the_key(tmp_path: Path) -> None
         assert row_hash(seq, ts, source, actor, kind, event, verdict, prev) == h  # type: ignore[arg-type]
 
 
-def test_an_older_journal_keeps_its_hashes_and_is_signed_from_a_notice(tmp_path: Path) -> None:
-    """A journal of schema 2 (no signatures) opens, migrates, and a station with a key
-    continues it: a `journal signed` notice names the key; the old rows stay unsigned, with
-    the hashes they had, bound by the signatures after them."""
+def test_an_older_journal_keeps_its_hashes_and_is_signed_only_once_adopted(tmp_path: Path) -> None:
+    """A journal of schema 2 (no signatures) opens and migrates, but a station with a key
+    does not sign its continuation by itself (issue 32: a history rewritten as if never
+    signed would be laundered so): it refuses, naming `station journal adopt`. Adopted,
+    a `journal signed` notice names the key and what it adopted; the old rows stay
+    unsigned, with their hashes, and `verify --public-key` accepts them only when told."""
     path = tmp_path / "j.db"
     with Journal(path) as journal:
         journal.start("t-1", Table())
         journal.append([notice("station", "station", "before the key")])
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE journal DROP COLUMN signature")
+    db.execute("ALTER TABLE outbox DROP COLUMN seal")
     db.execute("PRAGMA user_version = 2")
     db.commit()
     hashes = [h for (h,) in db.execute("SELECT hash FROM journal ORDER BY seq")]
     db.close()
     key = SigningKey.generate()
-    with Journal(path) as journal:
-        assert journal.migrated_from == 2
+    with Journal(path) as journal, pytest.raises(JournalError, match="station journal adopt"):
         journal.start("t-1", Table(), key)
+    with Journal(path) as journal:
+        adoption = journal.adopt("t-1", Table(), key, "the operator")
+        assert adoption.seq == 3 and adoption.event["message"] == SIGNED
+        assert adoption.event["adopted"]["rows"] == [1, 2]
+        assert adoption.event["adopted"]["head_hash"] == hashes[-1]
+        assert adoption.event["adopted"]["by"] == "the operator"
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)  # adopted: it goes on, signed
         rows = list(journal.rows())
         assert [r.hash for r in rows[:2]] == hashes
-        assert rows[2].event["message"] == SIGNED
         assert rows[2].event["signing_key"]["fingerprint"] == key.public.fingerprint
-        assert rows[3].event["message"] == "journal migrated"
-        assert [r.signature is None for r in rows] == [True, True, False, False]
-        report = journal.verify(key.public)
+        assert [r.signature is None for r in rows] == [True, True, False]
+        strict = journal.verify(key.public)
+        assert not strict.ok and "--accept-unsigned-before 3" in strict.problems[0]
+        report = journal.verify(key.public, accept_unsigned_before=3)
         assert report.ok and report.signatures is not None
-        assert (report.signatures.unsigned, report.signatures.signed) == (2, 2)
+        assert (report.signatures.unsigned, report.signatures.signed) == (2, 1)
 
 
 def test_a_signed_journal_never_continues_unsigned_or_under_another_key(tmp_path: Path) -> None:
