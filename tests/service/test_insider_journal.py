@@ -462,15 +462,32 @@ def test_a_row_rewritten_and_rehashed_is_refused_at_start(tmp_path: Path) -> Non
 # -- attack 3, the station's half: a rollback or a cut without `journal restore` -----------
 
 
+def banker_round(n: int) -> list[dict[str, Any]]:
+    """`natural_round(n)` with the hands swapped: the banker's natural 9 beats a 7."""
+    close, p1, b1, p2, b2 = natural_round(n)
+    return [close, b1, p1, b2, p2]
+
+
 def test_a_journal_cut_short_goes_on_only_in_a_new_epoch_alerted(tmp_path: Path) -> None:
+    """The last three rounds deleted, the station started again, the rounds dealt again
+    with other cards, their rows lined up on the deleted ones (refused resumes are rows
+    too): in the same epoch the game server would get the deleted round 5's id with new
+    round 4's body, and round 4 of shoe 1 with another winner."""
     with ledger() as book:
-        config, tokens = signed_station(tmp_path, book)
-        with running(config, tokens):
-            wait_for(deal_results(book, 6), "six results")
+        config, tokens = signed_station(tmp_path, book, sim=False)
+        with running(config, tokens) as proc:
+            proc.post({"type": "shoe"}, "dealer")
+            for event in BURN:
+                proc.post(event)
+            for n in range(1, 7):
+                for event in natural_round(n):
+                    proc.post(event)
+            wait_for(lambda: len(book.results()) == 6, "six results")
+        lost = [r["seq"] for r in book.results()[3:]]  # rounds 4-6
         path = journal_path(tmp_path)
         db = raw(path)
         last, h = db.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
-        cut = book.results()[-3]["seq"]  # the last rows, with two results, deleted
+        cut = lost[0] - 4  # round 4's close_bets
         db.execute("DELETE FROM journal WHERE seq >= ?", (cut,))
         db.close()
         with running(config, tokens) as proc:
@@ -481,13 +498,24 @@ def test_a_journal_cut_short_goes_on_only_in_a_new_epoch_alerted(tmp_path: Path)
             assert found["seq"] == cut  # seqs go on from the journal's end, in a new epoch
             assert found["event"]["epoch"] == 2
             assert [a["code"] for a in alerts(proc)] == ["JOURNAL_DISCONTINUITY"]
-            wait_for(lambda: any(r["seq"] > last for r in book.results()), "rounds past the cut")
-        epochs = {r["epoch"] for r in book.results() if r["seq"] > last}
-        assert len(epochs) == 1 and epochs != {book.results()[0]["epoch"]}  # the new epoch
+            state = proc.get("/api/state").json()
+            assert state["suspension"]["code"] == "STATION_RESTART"  # a supervisor checks
+            seq = proc.post({"type": "resume"}, "supervisor")["seq"]
+            while seq + 1 < lost[1] - 4:
+                seq = proc.post({"type": "resume"}, "supervisor")["seq"]
+            for n in range(4, 6):
+                for event in banker_round(n):
+                    verdict = proc.post(event)
+            assert verdict["seq"] == lost[2]  # new round 5 where round 6 was
+            wait_for(lambda: len(book.results()) == 8, "the new rounds' results")
+        again = book.results()[6:]
+        assert [r["seq"] for r in again] == lost[1:]  # the same seqs as deleted rounds
+        assert {r["epoch"] for r in again} != {book.results()[0]["epoch"]}  # a new epoch
+        assert [r["result"]["winner"] for r in again] == ["banker", "banker"]
+        book.check()  # so no id, no round key, came with two bodies
         with running(config, tokens) as proc:  # a restart never heals it, nor repeats it
             assert len(notices(proc, "journal discontinuity")) == 1
             assert [a["code"] for a in alerts(proc)] == ["JOURNAL_DISCONTINUITY"]
-        book.check()
         assert verify(config).returncode == 0
 
 
