@@ -144,9 +144,7 @@ def test_entries_the_station_did_not_write_are_refused_journaled_and_alerted(
             (key, 5, future, orjson.dumps(forged_body)),
         )
         other = orjson.loads(genuine[3]) | {"result": {"winner": "banker"}}
-        db.execute(
-            "UPDATE outbox SET body = ? WHERE id = ?", (orjson.dumps(other), genuine[2])
-        )
+        db.execute("UPDATE outbox SET body = ? WHERE id = ?", (orjson.dumps(other), genuine[2]))
         queued: list[Any] = []
         box.webhooks.queue = queued.extend  # type: ignore[method-assign]
         asyncio.run(box.send_owed(journal, on_disk))

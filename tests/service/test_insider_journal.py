@@ -46,7 +46,6 @@ from tests.conftest import ROOT, spawn_run
 from tests.service.stationkit import (
     BURN,
     PATIENCE,
-    TABLE,
     StationProcess,
     natural_round,
     running,
@@ -155,9 +154,7 @@ def wait_for(ready: Callable[[], bool], what: str, timeout: float = PATIENCE) ->
         time.sleep(0.05)
 
 
-def signed_station(
-    tmp_path: Path, book: Ledger, sim: bool = True
-) -> tuple[Path, dict[str, str]]:
+def signed_station(tmp_path: Path, book: Ledger, sim: bool = True) -> tuple[Path, dict[str, str]]:
     """A station with a key, its webhooks to `book`, dealt by the sim reader (or not)."""
     (tmp_path / "hook.secret").write_text(book.secret.decode() + "\n")
     hook = f'[[signals.webhook]]\nurl = "{book.url}"\nsecret_file = "hook.secret"\n'
@@ -231,7 +228,7 @@ def test_made_up_results_in_the_outbox_never_reach_the_game_server(tmp_path: Pat
         path = journal_path(tmp_path)
         db = raw(path)
         last = db.execute("SELECT max(seq) FROM journal").fetchone()[0]
-        endpoint = VERIFY_KEY(book.url)
+        endpoint = endpoint_key(book.url)
         forged: list[bytes] = []
         prefix = genuine["id"].rsplit(":", 2)[0]  # table:journal:epoch of the running epoch
         for seq in range(last + 1, last + 40):  # the ids of the 39 next rows
@@ -271,7 +268,8 @@ def test_made_up_results_in_the_outbox_never_reach_the_game_server(tmp_path: Pat
         assert verify(config).returncode == 0
 
 
-def VERIFY_KEY(url: str) -> str:  # noqa: N802 - the endpoint's key in the outbox
+def endpoint_key(url: str) -> str:
+    """The endpoint's key in the outbox (a hash of its URL)."""
     from station.live.signals import Endpoint
 
     return Endpoint(url, None, frozenset()).key

@@ -92,12 +92,16 @@ def check(
     prev, expected = GENESIS, 1
     for seq, ts, source, actor, kind, event, verdict, prev_hash, h, _sig in rows:
         if seq != expected:
-            raise _refuse(path, seq, f"expected row {expected} here (rows deleted or reordered)", config)
+            raise _refuse(
+                path, seq, f"expected row {expected} here (rows deleted or reordered)", config
+            )
         if prev_hash != prev:
             what = "its prev_hash is not the row before's hash (rows moved, deleted or changed)"
             raise _refuse(path, seq, what, config)
         if row_hash(seq, ts, source, actor, kind, event, verdict, prev_hash) != h:
-            raise _refuse(path, seq, "its hash does not match its contents (the row was edited)", config)
+            raise _refuse(
+                path, seq, "its hash does not match its contents (the row was edited)", config
+            )
         prev, expected = h, seq + 1
     named = _keys(rows)
     found = _against_anchor(rows, head_path, named, configured, bool(named), upgraded)
@@ -200,14 +204,22 @@ def _signatures(rows: list[Any], verified: int, path: Path, config: str) -> None
                 body = orjson.loads(event)
                 new = key_named(body)
             except (orjson.JSONDecodeError, SigningError) as exc:
-                raise _refuse(path, seq, f"it names a key that cannot be read ({exc})", config) from None
+                raise _refuse(
+                    path, seq, f"it names a key that cannot be read ({exc})", config
+                ) from None
             if new is not None and new != key:
                 if seq > verified and key is not None:
                     if body.get("message") != ROTATED:
-                        what = f"it names key {new.fingerprint} while the journal is signed by {key.fingerprint}"
+                        what = (
+                            f"it names key {new.fingerprint} while the journal is signed "
+                            f"by {key.fingerprint}"
+                        )
                         raise _refuse(path, seq, what, config)
                     if not key.verify_endorsement(new, body.get("endorsement")):
-                        what = f"its hand-over to key {new.fingerprint} is not endorsed by {key.fingerprint}"
+                        what = (
+                            f"its hand-over to key {new.fingerprint} is not endorsed by "
+                            f"{key.fingerprint}"
+                        )
                         raise _refuse(path, seq, what, config)
                 key = new
         if key is None or seq <= verified:

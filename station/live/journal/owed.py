@@ -112,10 +112,15 @@ def _reason(
     sealed_hash: str | None = None
     if sealed is not None:
         sealed_hash, _, signature = sealed.partition(":")
-        if not any(k.verify_message(_body(entry, sealed_hash), signature) for k in trusted.values()):
+        if not any(
+            k.verify_message(_body(entry, sealed_hash), signature) for k in trusted.values()
+        ):
             return "its seal does not verify with the station's key (not written by the station)"
     elif signed:
-        return "it has no seal, and every entry of a signed journal has one (not written by the station)"
+        return (
+            "it has no seal, and every entry of a signed journal has one (not written by "
+            "the station)"
+        )
     row = row_at(seq)
     if row is None or (sealed_hash is not None and row.hash != sealed_hash):
         if current:

@@ -35,7 +35,8 @@ import orjson
 
 from station.core.table import Table
 from station.live.journal import anchor as anchors
-from station.live.journal import disk, integrity, keys, owed, reading
+from station.live.journal import disk, integrity, keys, reading
+from station.live.journal import owed as owing
 from station.live.journal.epoch import EPOCH_NOTICES, Epoch, discontinuity_notice, epoch_of
 from station.live.journal.errors import (
     UNAVAILABLE_TAIL,
@@ -405,9 +406,9 @@ class Journal:
     def owed(self) -> list[OutboxEntry]:
         """The webhook events not yet delivered, in journal order (unchecked: what is sent
         again is `owed_checked`'s)."""
-        return [entry[:4] for entry in self.owed_sealed()]  # type: ignore[misc]
+        return [(e, s, i, b) for e, s, i, b, _seal in self.owed_sealed()]
 
-    def owed_sealed(self) -> list[owed.Sealed]:
+    def owed_sealed(self) -> list[owing.Sealed]:
         """The webhook events not yet delivered, each with its seal, in journal order."""
         sql = "SELECT endpoint, seq, id, body, seal FROM outbox ORDER BY seq, rowid"
         return [
@@ -415,7 +416,7 @@ class Journal:
             for e, s, i, b, seal in self._db.execute(sql)
         ]
 
-    def owed_checked(self, table_id: str) -> tuple[list[OutboxEntry], list[owed.Refused]]:
+    def owed_checked(self, table_id: str) -> tuple[list[OutboxEntry], list[owing.Refused]]:
         """The webhook events owed that may be sent again (sealed by the station to a row
         of the journal, their bodies the rows'), and those refused (`owed.check`)."""
         sql = (
@@ -431,7 +432,7 @@ class Journal:
         def row_at(seq: int) -> Row | None:
             return next(self.rows(after=seq - 1, limit=1), None) if seq >= 1 else None
 
-        return owed.check(self.owed_sealed(), row_at, named.values(), signed, self.epoch, table_id)
+        return owing.check(self.owed_sealed(), row_at, named.values(), signed, self.epoch, table_id)
 
     def owe(self, entries: Sequence[OutboxEntry]) -> None:
         """Record webhook events owed for rows already committed (an alert, a suspension
@@ -440,16 +441,18 @@ class Journal:
             return
         seqs = sorted({e[1] for e in entries})
         marks = ",".join("?" * len(seqs))
-        hashes = dict(self._db.execute(f"SELECT seq, hash FROM journal WHERE seq IN ({marks})", seqs))
+        hashes = dict(
+            self._db.execute(f"SELECT seq, hash FROM journal WHERE seq IN ({marks})", seqs)
+        )
         self._outbox_write(OWE, [self._sealed(e, hashes.get(e[1], GENESIS)) for e in entries])
 
-    def owe_sealed(self, entries: Sequence[owed.Sealed]) -> None:
+    def owe_sealed(self, entries: Sequence[owing.Sealed]) -> None:
         """Record webhook events owed as another journal sealed them (a restore carries
         over what the journal it replaces still owed: its seals checked at start)."""
         self._outbox_write(OWE, entries)
 
-    def _sealed(self, entry: OutboxEntry, row_hash: str) -> owed.Sealed:
-        return (*entry, owed.seal(self._key, entry, row_hash))
+    def _sealed(self, entry: OutboxEntry, row_hash: str) -> owing.Sealed:
+        return (*entry, owing.seal(self._key, entry, row_hash))
 
     def adopted_through(self) -> int:
         """The last row `station journal adopt` took unsigned under a key (0: none)."""
@@ -608,9 +611,7 @@ class Journal:
         stored verdict, and with a `trusted` key every signature (`keychain.check`; a row
         not signed by it is a problem unless its seq is below `accept_unsigned_before`).
         Never raises for a bad journal: the report lists the problems."""
-        return verify_journal(
-            self._db, self.path, self.head_path, trusted, accept_unsigned_before
-        )
+        return verify_journal(self._db, self.path, self.head_path, trusted, accept_unsigned_before)
 
 
 def _named_key(text: str) -> PublicKey | None:
