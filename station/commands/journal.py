@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
         default=1,
         metavar="SEQ",
         help="with --public-key: accept rows before SEQ that no key signed (written before "
-        "the journal had a key, adopted by `station journal adopt`); without it any such "
+        "the journal had a key, adopted by `station journal adopt`); default 1: any such "
         "row fails",
     )
     a = jsub.add_parser(
