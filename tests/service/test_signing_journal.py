@@ -19,7 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from station.core.table import Table
-from station.live.journal import Journal, JournalError
+from station.live.journal import Journal, JournalError, anchor
 from station.shared import keychain
 from station.shared.keychain import ROTATED, SIGNED, Endorsement
 from station.shared.rows import dumps, notice, row_hash
@@ -371,3 +371,87 @@ def test_a_missing_key_stops_the_start_and_names_the_command_that_makes_it(
     assert made.returncode == 0, made.stderr
     with running(config, {}):
         pass
+
+
+# -- the signed head anchor and the checks at start (issue 32) ---------------------------
+
+
+def downgrade_to_schema_3(path: Path, seq: int, h: str) -> None:
+    """The journal as a station before issue 32 left it: no outbox seals, `seq hash`."""
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE outbox DROP COLUMN seal")
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    path.with_name(path.name + ".head").write_text(f"{seq:020d} {h}\n")
+
+
+def test_the_first_start_after_the_upgrade_believes_the_old_anchor_once(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+    downgrade_to_schema_3(path, seq, h)
+    with Journal(path) as journal:
+        assert journal.migrated_from == 3
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is None
+        assert list(journal.rows())[-1].event["message"] == "journal migrated"
+    head = anchor.read(path.with_name("j.db.head"))
+    assert head is not None and head.signed_by(key.public)  # signed from now on
+    # the same old anchor again, on a journal of this station: not believed
+    path.with_name("j.db.head").write_text(f"{seq:020d} {h}\n")
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is not None
+        assert "not signed" in journal.discontinuity.reason
+        assert journal.epoch.number == 2
+
+
+def test_a_cut_journal_is_a_new_epoch_and_a_restart_keeps_it(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key, notices=6) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+        first_epoch = journal.epoch
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM journal WHERE seq > 4")
+    db.commit()
+    db.close()
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)
+        found = journal.discontinuity
+        assert found is not None
+        assert (found.anchor or {})["seq"] == seq and (found.anchor or {})["hash"] == h
+        assert found.journal["last_seq"] == 4
+        rows = list(journal.rows())
+        assert rows[4].seq == 5 and rows[4].event["message"] == "journal discontinuity"
+        assert journal.epoch.number == 2 and journal.epoch.mark != first_epoch.mark
+        assert journal.verify(key.public).ok
+    with Journal(path) as journal:  # the anchor was rewritten after the notice: no second
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is None and journal.epoch.number == 2
+
+
+def test_a_row_signed_by_no_one_after_the_anchor_refuses_the_start(tmp_path: Path) -> None:
+    """Rows appended after the last verified point are checked one by one: one without the
+    station's signature (someone appended it, re-hashing nothing before) stops the start."""
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+    db = sqlite3.connect(path)
+    event = dumps({"type": "notice", "message": "made up"})
+    ts = "2026-12-04T00:00:00.000000Z"
+    digest = row_hash(seq + 1, ts, "station", "station", "notice", event, None, h)
+    db.execute(
+        f"INSERT INTO journal ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (seq + 1, ts, "station", "station", "notice", event, None, h, digest, None),
+    )
+    db.commit()
+    db.close()
+    with (
+        Journal(path) as journal,
+        pytest.raises(JournalError, match=f"row {seq + 1}: it has no signature"),
+    ):
+        journal.start("t-1", Table(), key)

@@ -27,6 +27,7 @@ is only rewritten after that notice is committed: a restart never heals what it 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,14 @@ from station.shared.signing import PublicKey, SigningError
 ROWS = (
     "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash, signature "
     "FROM journal ORDER BY rowid"
+)
+#: The rows that name a key.
+NAMING = "kind = 'notice' AND json_extract(event, '$.signing_key') IS NOT NULL"
+#: What the signature walk reads: the rows naming a key (the key in force), every row
+#: after the last verified point.
+SIGNATURES = (
+    "SELECT seq, ts, source, actor, kind, event, verdict, prev_hash, hash, signature "
+    f"FROM journal WHERE seq > ? OR ({NAMING}) ORDER BY seq"
 )
 
 
@@ -88,9 +97,8 @@ def check(
     does before it signs anything new. `configured`: the station's key; `upgraded`: the
     journal was written by a station that did not sign its anchor (migrated at this
     open), so an unsigned anchor is believed once. JournalError refuses the start."""
-    rows = db.execute(ROWS).fetchall()
     prev, expected = GENESIS, 1
-    for seq, ts, source, actor, kind, event, verdict, prev_hash, h, _sig in rows:
+    for seq, ts, source, actor, kind, event, verdict, prev_hash, h, _sig in db.execute(ROWS):
         if seq != expected:
             raise _refuse(
                 path, seq, f"expected row {expected} here (rows deleted or reordered)", config
@@ -103,8 +111,14 @@ def check(
                 path, seq, "its hash does not match its contents (the row was edited)", config
             )
         prev, expected = h, seq + 1
-    named = _keys(rows)
-    found = _against_anchor(rows, head_path, named, configured, bool(named), upgraded)
+    named = _keys(db)
+    last = (expected - 1, prev)
+
+    def hash_at(seq: int) -> str | None:
+        found = db.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+        return None if found is None else str(found[0])
+
+    found = _against_anchor(last, hash_at, head_path, named, configured, bool(named), upgraded)
     verified = 0
     if found is None and not upgraded:
         try:
@@ -113,16 +127,14 @@ def check(
             head = None
         if head is not None and not head.legacy and head.signature is not None:
             verified = head.seq  # bound by the chain to the hash the station signed
-    _signatures(rows, verified, path, config)
+    _signatures(db.execute(SIGNATURES, (verified,)), verified, path, config)
     return Checked(verified + 1, found)
 
 
-def _keys(rows: list[Any]) -> dict[str, PublicKey]:
+def _keys(db: sqlite3.Connection) -> dict[str, PublicKey]:
     """Every key the journal's rows name, by fingerprint."""
     found: dict[str, PublicKey] = {}
-    for _seq, _ts, _src, _actor, kind, event, *_ in rows:
-        if kind != "notice" or "signing_key" not in event:
-            continue
+    for (event,) in db.execute(f"SELECT event FROM journal WHERE {NAMING}"):
         try:
             key = key_named(orjson.loads(event))
         except (orjson.JSONDecodeError, SigningError):
@@ -133,7 +145,8 @@ def _keys(rows: list[Any]) -> dict[str, PublicKey]:
 
 
 def _against_anchor(
-    rows: list[Any],
+    last: tuple[int, str],
+    hash_at: Callable[[int], str | None],
     head_path: Path,
     named: dict[str, PublicKey],
     configured: PublicKey | None,
@@ -142,7 +155,7 @@ def _against_anchor(
 ) -> Discontinuity | None:
     """The journal against its anchor: None if the anchor vouches for it (or, for an
     unsigned journal, nothing contradicts it)."""
-    last_seq, last_hash = (rows[-1][0], rows[-1][8]) if rows else (0, GENESIS)
+    last_seq, last_hash = last
     journal: dict[str, Any] = {"last_seq": last_seq, "last_hash": last_hash}
     try:
         head = anchors.read(head_path)
@@ -182,8 +195,8 @@ def _against_anchor(
             said,
             journal,
         )
-    if head.seq >= 1 and rows[head.seq - 1][8] != head.hash:
-        journal["hash_at_anchor"] = rows[head.seq - 1][8]
+    if head.seq >= 1 and (there := hash_at(head.seq)) != head.hash:
+        journal["hash_at_anchor"] = there
         return Discontinuity(
             f"row {head.seq} has another hash than the one the station committed there (its "
             "head anchor): the journal was replaced by another copy without `station journal "
@@ -194,7 +207,7 @@ def _against_anchor(
     return None
 
 
-def _signatures(rows: list[Any], verified: int, path: Path, config: str) -> None:
+def _signatures(rows: Iterable[Any], verified: int, path: Path, config: str) -> None:
     """Every signature after row `verified` checked with the key in force there (the keys
     follow from the naming rows, each hand-over endorsed by the key before it)."""
     key: PublicKey | None = None
