@@ -208,7 +208,9 @@ class Station:
         await self._on_disk(
             journal.start, cfg.table.id, writer.table, key, endorsements, rotations, cfg.source
         )
-        self._discontinuity_alert(journal)
+        found = await self._on_disk(_discontinuity_of, journal)
+        if found is not None:
+            self._discontinuity_alert(*found)
         self.outbox.start()  # held: nothing goes out before every check below has passed
         await self.outbox.send_owed(journal, self._on_disk)  # each checked: none forged
         if key is None:
@@ -264,18 +266,9 @@ class Station:
         if self.on_ready is not None:
             self.on_ready()
 
-    def _discontinuity_alert(self, journal: Journal) -> None:
-        """Alert a discontinuity found now, or the one the journal's epoch began at (it is
+    def _discontinuity_alert(self, reason: str, since: int) -> None:
+        """Alert a discontinuity (found now, or the one the journal's epoch began at: it is
         said at every start of that epoch, until a restore begins another)."""
-        found = journal.discontinuity
-        if found is not None:
-            reason, since = found.reason, journal.epoch.since
-        else:
-            epoch = journal.epoch
-            began = next(journal.rows(after=epoch.since - 1, limit=1), None)
-            if began is None or began.event.get("message") != DISCONTINUITY:
-                return
-            reason, since = str(began.event.get("found", "")), epoch.since
         self.alert(
             "JOURNAL_DISCONTINUITY",
             f"the journal is not the one this station last signed: {reason}; it goes on "
@@ -385,3 +378,16 @@ class Station:
         self.view.close()
         if self.on_fatal is not None:
             self.on_fatal(message)
+
+
+def _discontinuity_of(journal: Journal) -> tuple[str, int] | None:
+    """What the journal's epoch began at if it was a discontinuity (found at this start, or
+    at an earlier one): its words and the row; None if not."""
+    found = journal.discontinuity
+    epoch = journal.epoch
+    if found is not None:
+        return found.reason, epoch.since
+    began = next(journal.rows(after=epoch.since - 1, limit=1), None)
+    if began is None or began.event.get("message") != DISCONTINUITY:
+        return None
+    return str(began.event.get("found", "")), epoch.since

@@ -455,3 +455,20 @@ def test_a_row_signed_by_no_one_after_the_anchor_refuses_the_start(tmp_path: Pat
         pytest.raises(JournalError, match=f"row {seq + 1}: it has no signature"),
     ):
         journal.start("t-1", Table(), key)
+
+
+def test_adopt_refuses_a_journal_its_key_signed_before(tmp_path: Path) -> None:
+    """A signed journal rewritten as if never signed, its signed anchor left as it was:
+    the anchor says this key signed it, so `adopt` refuses it (restore it instead)."""
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    signed_journal(path, key).close()
+    head = path.with_name("j.db.head").read_bytes()
+    path.unlink()
+    path.with_name("j.db.head").unlink()
+    with Journal(path) as journal:  # the same rows, unsigned
+        journal.start("t-1", Table())
+        journal.append([notice("station", "station", f"n{i}") for i in range(3)])
+    path.with_name("j.db.head").write_bytes(head)
+    with Journal(path) as journal, pytest.raises(JournalError, match="rewritten unsigned"):
+        journal.adopt("t-1", Table(), key, "someone")

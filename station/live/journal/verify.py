@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from station.live.journal import anchor as anchors
 from station.live.journal import reading
+from station.live.journal.epoch import DISCONTINUITY
 from station.live.journal.errors import JournalError
 from station.live.journal.table import replay, settings_in, settings_of, table_of
 from station.shared import keychain
@@ -72,6 +75,8 @@ def verify_journal(
         report.problems.append(f"cannot read the journal: {exc}")
         return report
     for seq, ts, source, actor, kind, event, verdict, prev_hash, h, signature in raw_rows:
+        if kind == "notice" and DISCONTINUITY in event:
+            _said_discontinuity(report, seq, event)
         report.rows += 1
         report.signed_rows += signature is not None
         if seq != expected_seq:
@@ -111,6 +116,20 @@ def verify_journal(
     if not report.problems:
         _verify_verdicts(report, db, path)
     return report
+
+
+def _said_discontinuity(report: VerifyReport, seq: int, event: str) -> None:
+    """A `journal discontinuity` notice: the station found, at a start, a journal other
+    than the one it last signed; said, so that whoever checks looks at the floor's copy."""
+    try:
+        body = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        return
+    if body.get("message") == DISCONTINUITY:
+        report.warnings.append(
+            f"row {seq}: a journal discontinuity (epoch {body.get('epoch')}): "
+            f"{body.get('found')}; compare with the floor (--against-floor)"
+        )
 
 
 def _verify_head(report: VerifyReport, raw_rows: list[Any], head_path: Path) -> None:
