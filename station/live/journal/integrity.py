@@ -88,7 +88,7 @@ def _refuse(path: Path, seq: int, what: str, config: str) -> JournalError:
 def check(
     db: sqlite3.Connection,
     path: Path,
-    head_path: Path,
+    head_path: Path | None,
     configured: PublicKey | None,
     upgraded: bool,
     config: str = "FILE",
@@ -96,7 +96,9 @@ def check(
     """Check the journal open on `db` (at `path`, anchor at `head_path`) as the station
     does before it signs anything new. `configured`: the station's key; `upgraded`: the
     journal was written by a station that did not sign its anchor (migrated at this
-    open), so an unsigned anchor is believed once. JournalError refuses the start."""
+    open), so an unsigned anchor is believed once; `head_path` None: no anchor to hold
+    it to (a restore's staged copy, whose anchor `verify` checked): every signature is
+    checked, nothing is a discontinuity. JournalError refuses the start."""
     prev, expected = GENESIS, 1
     for seq, ts, source, actor, kind, event, verdict, prev_hash, h, _sig in db.execute(ROWS):
         if seq != expected:
@@ -118,6 +120,9 @@ def check(
         found = db.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
         return None if found is None else str(found[0])
 
+    if head_path is None:
+        _signatures(db.execute(SIGNATURES, (0,)), 0, path, config)
+        return Checked(1, None)
     found = _against_anchor(last, hash_at, head_path, named, configured, bool(named), upgraded)
     verified = 0
     if found is None and not upgraded:

@@ -191,14 +191,14 @@ class Journal:
         checked = integrity.check(
             self._db,
             self.path,
-            self.head_path if anchored else self.path.with_name(self.path.name + ".none"),
+            self.head_path if anchored else None,
             None if key is None else key.public,
-            upgraded=not anchored or (self.migrated_from is not None and self.migrated_from < 4),
+            upgraded=self.migrated_from is not None and self.migrated_from < 4,
             config=config,
         )
         first_rows = keys.handover(in_force, key, endorsements, self.path, rotations, config)
         self._key = key
-        found = checked.discontinuity if anchored else None
+        found = checked.discontinuity
         if found is not None:
             self.discontinuity = found
             number = epoch_of(self._db)
