@@ -1,7 +1,8 @@
-"""`station journal verify|export|backup|restore`: check the hash chain (and with a public
-key every signature, with a floor the rows it archived), write replay JSON Lines, copy the
-journal while the station runs, or restore a backup: completed from the floor archive, or
-in a new epoch (`station.live.journal.restore`)."""
+"""`station journal verify|export|backup|restore|adopt`: check the hash chain (and with a
+public key every signature, with a floor the rows it archived), write replay JSON Lines,
+copy the journal while the station runs, restore a backup (completed from the floor
+archive, or in a new epoch: `station.live.journal.restore`), or adopt an unsigned journal
+under the station's key, explicitly."""
 
 from __future__ import annotations
 
@@ -36,6 +37,31 @@ def add_parser(sub: Any) -> None:
         metavar="URL",
         help="compare the journal with the floor archive's copy of its rows (the floor "
         "service, http://HOST:PORT) and name the first row that differs",
+    )
+    v.add_argument(
+        "--accept-unsigned-before",
+        type=int,
+        default=1,
+        metavar="SEQ",
+        help="with --public-key: accept rows before SEQ that no key signed (written before "
+        "the journal had a key, adopted by `station journal adopt`); default 1: any such "
+        "row fails",
+    )
+    a = jsub.add_parser(
+        "adopt",
+        help="sign an unsigned journal's continuation with the station's key, explicitly",
+        description="With the station stopped: check the unsigned journal (hash chain, "
+        "head anchor, verdicts) and journal a `journal signed` notice, signed by the "
+        "station's key ([journal] signing_key), that names the key and says what it "
+        "adopted (rows 1..N, their head hash, who, when). A station with a key refuses to "
+        "start on an unsigned journal until then. Check the rows first (`station journal "
+        "verify`, --against-floor): the key vouches for what it adopts.",
+    )
+    a.add_argument(
+        "--by",
+        default=None,
+        metavar="NAME",
+        help="who adopts it, journaled (default: the user running the command)",
     )
     e = jsub.add_parser(
         "export",
@@ -110,7 +136,7 @@ def add_parser(sub: Any) -> None:
             "`station key show` prints it, or a file holding it); verify: without it the "
             "signatures are not checked; restore: default the station's own key",
         )
-    for q in (v, e, b, r):
+    for q in (v, e, b, r, a):
         add_config_option(q)
         q.add_argument(
             "--journal",
@@ -128,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     prog = f"journal {args.action}"
     if args.action == "restore":
         return _restore(args)
+    if args.action == "adopt":
+        return _adopt(args)
     trusted = None
     if args.action == "verify" and args.public_key is not None:
         trusted = _public_key(args.public_key, prog)
@@ -152,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with journal:
         if args.action == "verify":
-            verified = _verify(journal, path, trusted)
+            verified = _verify(journal, path, trusted, args.accept_unsigned_before)
             if args.against_floor is None:
                 return verified
             return max(verified, _against_floor(journal, path, args))
@@ -184,8 +212,8 @@ def _backup(journal: Any, dest: Path) -> int:
     return EXIT_OK
 
 
-def _verify(journal: Any, path: Path, trusted: Any) -> int:
-    report = journal.verify(trusted)
+def _verify(journal: Any, path: Path, trusted: Any, accept_unsigned_before: int = 1) -> int:
+    report = journal.verify(trusted, accept_unsigned_before)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if report.ok:
@@ -260,10 +288,60 @@ def _signatures(report: Any) -> str:
         )
     if checked.unsigned:
         signed += (
-            f"; rows 1-{checked.unsigned}, written before the journal had a key, are bound by "
-            "the signatures after them"
+            f"; {checked.unsigned} row(s) accepted unsigned (rows 1-{checked.unsigned}, "
+            "--accept-unsigned-before: signed by no key, the key given does not vouch for "
+            "them)"
         )
     return signed
+
+
+def _adopt(args: argparse.Namespace) -> int:
+    """`station journal adopt`: the unsigned journal's continuation signed by the
+    station's key, with a notice saying what was adopted (`Journal.adopt`)."""
+    import getpass
+
+    from station.live.journal import Journal, JournalError, JournalUnavailable
+    from station.shared.signing import SigningError
+
+    prog = "journal adopt"
+    config = load_config(args, prog, secrets=False)
+    if config is None:
+        return EXIT_USAGE
+    path: Path = args.journal or config.journal.path
+    try:
+        key = config.journal.load_key(config=str(config.source or "FILE"))
+    except SigningError as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if key is None:
+        print(
+            f"station {prog}: [journal] signing_key is empty: give it the station's key "
+            f"(`station key init --config {config.source or 'FILE'}`) first",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not Path(path).is_file():
+        print(f"station {prog}: no journal at {path}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        by = args.by or getpass.getuser()
+    except (KeyError, OSError):
+        by = f"uid {os.getuid()}"
+    try:
+        with Journal(path) as journal:
+            row = journal.adopt(config.table.id, config.table.new_table(), key, by)
+    except (JournalError, JournalUnavailable) as exc:
+        print(f"station {prog}: {exc}", file=sys.stderr)
+        return 1
+    adopted = row.event["adopted"]
+    first, last = adopted["rows"]
+    print(
+        f"{path}: rows {first}-{last} (head hash {adopted['head_hash'][:16]}…) adopted by "
+        f"{by} under key {key.public.fingerprint}, journaled as row {row.seq}; every row "
+        f"from here is signed. `station journal verify --public-key` accepts the adopted "
+        f"rows with --accept-unsigned-before {last + 1}"
+    )
+    return EXIT_OK
 
 
 def _public_key(given: str, prog: str) -> Any:

@@ -5,9 +5,12 @@ outbox rows (`Journal.append`) and the table rows are on disk together; only the
 queued to the sender (`WebhookSender`, `station.live.signals`). An endpoint that answers
 2xx settles an event: it leaves the outbox with the next commit (`take_delivered`), no
 disk write of its own. What a run did not deliver (its stop's grace ran out, or it died)
-is sent again at the next start (`send_owed`). An event of a row already committed (a
-suspension announced again at start, a protection alert) is owed with a write of its own
-(`send`).
+is sent again at the next start (`send_owed`), but only once checked: each entry is
+sealed to its row by the station's key, and one that is not, or whose body is not its
+row's, is refused, journaled and alerted, never sent (`journal.owed`, issue 32). An event
+of a row already committed (a suspension announced again at start, a protection alert) is
+owed with a write of its own (`send`). `hold` keeps the sender from delivering anything
+(events stay owed) until every hold is released: the start-up checks hold it.
 
 Every event's id names the journal and its epoch as well as the row (`journal.epoch`):
 `{table}:{journal}:{epoch}:{seq}:{type}`. A restore without the rows after the backup
@@ -26,10 +29,14 @@ from station.core.table import Table
 from station.live.config import StationConfig
 from station.live.journal import Journal, JournalError, JournalUnavailable, OutboxEntry
 from station.live.journal.epoch import Epoch
+from station.live.journal.owed import Refused
 from station.live.signals import WebhookSender, suspended_fields
 from station.shared.rows import Pending, Row, notice
 
 log = logging.getLogger("station.live.service")
+
+#: The notice of outbox entries refused at start (not the station's: never sent).
+OUTBOX_REFUSED = "webhook events refused"
 
 #: A webhook event of a committed batch: (index of its row in the batch, type, fields read
 #: from the table right after that row's event).
@@ -45,11 +52,16 @@ class Outbox:
         table: Callable[[], Table],
         journal: Callable[[], Journal | None],
         post: Callable[[Pending], None],
+        alert: Callable[[str, str], None] | None = None,
     ) -> None:
         """`table`: the table now (a suspension announced again reads its fields there);
         `journal`: the open journal, if any; `post`: queue a notice row (a webhook given
-        up)."""
+        up, an entry refused); `alert`: raise a station alert a supervisor sees (code,
+        words)."""
         self._config = config
+        self._alert = alert
+        #: Why nothing may be delivered now (`hold`): the sender waits while any is here.
+        self.holds: set[str] = set()
         self._table = table
         self._journal = journal
         self._post = post
@@ -62,6 +74,20 @@ class Outbox:
 
     def start(self) -> None:
         self.webhooks.start()
+
+    def hold(self, reason: str) -> None:
+        """Deliver nothing while `reason` holds (events stay owed, in order): the start-up
+        checks hold the sender until they pass, and whoever must compare the journal with
+        something first (the floor's stream) may hold it too. Released by `release`."""
+        self.holds.add(reason)
+        self.webhooks.gate(False)
+        log.info("webhooks held: %s", reason)
+
+    def release(self, reason: str) -> None:
+        """`reason` no longer holds; once none does, the sender delivers again."""
+        self.holds.discard(reason)
+        if not self.holds:
+            self.webhooks.gate(True)
 
     async def stop(self, on_disk: Callable[..., Awaitable[Any]]) -> None:
         """Give queued events their grace, then settle what was delivered since the last
@@ -133,9 +159,14 @@ class Outbox:
         return journal.epoch
 
     async def send_owed(self, journal: Journal, on_disk: Callable[..., Awaitable[Any]]) -> None:
-        """Queue the webhook events the last run did not deliver; those of an endpoint no
-        longer configured are dropped, said."""
-        owed: list[OutboxEntry] = await on_disk(journal.owed)
+        """Queue the webhook events the last run did not deliver, each checked first
+        (`journal.owed`: sealed by the station to a row of the journal, its body the
+        row's): an entry that is not is never sent, but journaled and alerted (issue 32:
+        made-up results written into the outbox). Those of an endpoint no longer
+        configured are dropped, said."""
+        owed, refused = await on_disk(journal.owed_checked, self._config.table.id)
+        if refused:
+            await self._refuse(journal, refused, on_disk)
         if not owed:
             return
         keys = self.webhooks.keys
@@ -156,6 +187,39 @@ class Outbox:
                 owed[0][2],
             )
             self.webhooks.queue(owed)
+
+    async def _refuse(
+        self, journal: Journal, refused: list[Refused], on_disk: Callable[..., Awaitable[Any]]
+    ) -> None:
+        """Entries of the outbox that the station did not write: journaled (before anyone
+        is told), taken out of the outbox, alerted; never sent."""
+        first = refused[0]
+        words = (
+            f"{len(refused)} webhook event(s) in the journal's outbox were not written by "
+            f"this station (the first: {first.id}: {first.reason}); they were NOT sent to "
+            "the game server. Someone wrote into the journal file: check who could, and "
+            "the game server's record of this table"
+        )
+        shown = [
+            {"endpoint": r.endpoint, "seq": r.seq, "id": r.id, "reason": r.reason}
+            for r in refused[:20]
+        ]
+        await on_disk(
+            journal.append,
+            [
+                notice(
+                    "station",
+                    "integrity",
+                    OUTBOX_REFUSED,
+                    count=len(refused),
+                    refused=shown,
+                )
+            ],
+        )
+        await on_disk(journal.settle, [(r.endpoint, r.id) for r in refused])
+        log.error("%s", words)
+        if self._alert is not None:
+            self._alert("OUTBOX_FORGED", words)
 
     def _settled(self, endpoint: str, event_id: str) -> None:
         """An endpoint is done with an event: deleted from the outbox with the next

@@ -32,6 +32,7 @@ from station.live.config import StationConfig
 from station.live.errors import NotReady
 from station.live.fanout import FanOut, Subscriber, published
 from station.live.journal import Journal
+from station.live.journal.epoch import DISCONTINUITY
 from station.live.journal.keys import read_endorsements
 from station.live.observe import Observer, StationCollector
 from station.live.outbox import Outbox
@@ -43,6 +44,10 @@ from station.live.writer import Commit, Queued, Writer
 from station.shared.rows import Pending, Row, notice, now_ts
 
 log = logging.getLogger("station.live.service")
+
+#: The outbox's hold while the station starts (`Outbox.hold`): released once the journal's
+#: chain, signatures, anchor and outbox are checked and the restart row is journaled.
+STARTUP_HOLD = "start-up checks"
 
 
 class Station:
@@ -62,7 +67,13 @@ class Station:
         self._disk = ThreadPoolExecutor(1, thread_name_prefix="journal")
         #: The loop it runs on, once started (threads hand it work through it).
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.outbox = Outbox(config, lambda: self.writer.table, lambda: self.journal, self.post)
+        #: What a supervisor must see of the station's own integrity checks (a forged
+        #: outbox, a journal discontinuity): shown with the journal's status.
+        self.alerts: list[dict[str, str]] = []
+        self.outbox = Outbox(
+            config, lambda: self.writer.table, lambda: self.journal, self.post, self.alert
+        )
+        self.outbox.hold(STARTUP_HOLD)  # nothing is delivered before the start-up checks pass
         self.writer = Writer(
             config.table.id,
             config.table.new_table,
@@ -157,7 +168,18 @@ class Station:
         return self.readers.status()
 
     def journal_status(self) -> dict[str, Any]:
-        return self.writer.journal_status()
+        return {**self.writer.journal_status(), **self._alerts_field()}
+
+    def _alerts_field(self) -> dict[str, Any]:
+        return {"alerts": list(self.alerts)} if self.alerts else {}
+
+    def alert(self, code: str, message: str) -> None:
+        """A station alert a supervisor sees (the dashboard's journal banner, `/api/state`
+        `journal.alerts`), logged as an error; journaled by whoever raises it."""
+        self.alerts = [*self.alerts, {"code": code, "message": message, "since": now_ts()}]
+        log.error("station alert %s: %s", code, message)
+        if self.loop is not None and self.writer.journal is not None and self.ready:
+            self.fanout.publish([], self.snapshot, self.reader_status(), self.journal_status())
 
     def published_state(self) -> dict[str, Any]:
         """The state as the WebSocket and `/api/state` show it: the latest snapshot, the
@@ -180,7 +202,17 @@ class Station:
         waited = await writer.open(cfg.journal.path, self._waiting)
         journal = writer.journal
         assert journal is not None
-        await self._on_disk(journal.start, cfg.table.id, writer.table, key, endorsements, rotations)
+        # JournalError: a chain or a signature that does not hold (it cannot start: the
+        # message names `journal verify` and `journal restore`), or an unsigned journal and
+        # a key (`journal adopt`); a discontinuity is journaled in a new epoch and alerted.
+        await self._on_disk(
+            journal.start, cfg.table.id, writer.table, key, endorsements, rotations, cfg.source
+        )
+        found = await self._on_disk(_discontinuity_of, journal)
+        if found is not None:
+            self._discontinuity_alert(*found)
+        self.outbox.start()  # held: nothing goes out before every check below has passed
+        await self.outbox.send_owed(journal, self._on_disk)  # each checked: none forged
         if key is None:
             log.warning(
                 "the journal %s is unsigned: anyone who can write its file can rewrite it "
@@ -200,8 +232,6 @@ class Station:
             replayed.events,
             journal.last_seq,
         )
-        self.outbox.start()
-        await self.outbox.send_owed(journal, self._on_disk)
         self.publisher.start(lambda: (self.snapshot, self.unavailable))
         self.fanout.start()
         writer.start()
@@ -231,9 +261,21 @@ class Station:
             )
             log.warning("the journal is open at last (row %d)", journal.last_seq)
         self.readers.start()
+        self.outbox.release(STARTUP_HOLD)
         self.ready = True
         if self.on_ready is not None:
             self.on_ready()
+
+    def _discontinuity_alert(self, reason: str, since: int) -> None:
+        """Alert a discontinuity (found now, or the one the journal's epoch began at: it is
+        said at every start of that epoch, until a restore begins another)."""
+        self.alert(
+            "JOURNAL_DISCONTINUITY",
+            f"the journal is not the one this station last signed: {reason}; it goes on "
+            f"in a new epoch from row {since} (no id is given twice). Check it with "
+            "`station journal verify` (and --against-floor); `station journal restore` "
+            "is the way back to the station's own record",
+        )
 
     def fail(self, message: str) -> None:
         """The station cannot go on (it could not start): stop serving, say why."""
@@ -311,7 +353,8 @@ class Station:
             self.protection.committed(rows)
         # The journal's status is "writable": this batch was just committed (even while
         # `unavailable` still names the outage it ends).
-        self.fanout.publish(rows, commit.snapshot, self.reader_status(), {"writable": True})
+        journal = {"writable": True, **self._alerts_field()}
+        self.fanout.publish(rows, commit.snapshot, self.reader_status(), journal)
         self.outbox.queue(commit.owed)
         for _i, what, _fields in commit.signals:
             self.readers.to_shoe(what)
@@ -335,3 +378,16 @@ class Station:
         self.view.close()
         if self.on_fatal is not None:
             self.on_fatal(message)
+
+
+def _discontinuity_of(journal: Journal) -> tuple[str, int] | None:
+    """What the journal's epoch began at if it was a discontinuity (found at this start, or
+    at an earlier one): its words and the row; None if not."""
+    found = journal.discontinuity
+    epoch = journal.epoch
+    if found is not None:
+        return found.reason, epoch.since
+    began = next(journal.rows(after=epoch.since - 1, limit=1), None)
+    if began is None or began.event.get("message") != DISCONTINUITY:
+        return None
+    return str(began.event.get("found", "")), epoch.since

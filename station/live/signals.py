@@ -216,6 +216,10 @@ class WebhookSender:
         self._tasks: list[asyncio.Task[None]] = []
         self._sending: dict[int, Delivery] = {}  # by id() of the queue: the one in flight
         self._client: httpx.AsyncClient | None = None
+        #: Open unless held (`hold`): while held, nothing is posted; events stay queued
+        #: and owed.
+        self._open = asyncio.Event()
+        self._open.set()
         self.delivered = 0
         self.failed_attempts = 0  # POSTs that failed (each retried, or the last one)
         self.given_up = 0  # events not delivered after every attempt
@@ -236,6 +240,19 @@ class WebhookSender:
             self._tasks.append(
                 asyncio.create_task(self._deliver(endpoint, q), name=f"webhook {endpoint.url}")
             )
+
+    def gate(self, open_: bool) -> None:
+        """Open the gate (events are posted) or close it (nothing is posted until it
+        opens again; what waits stays owed)."""
+        if open_:
+            self._open.set()
+        else:
+            self._open.clear()
+
+    @property
+    def held(self) -> bool:
+        """Whether the gate is closed."""
+        return not self._open.is_set()
 
     @property
     def keys(self) -> set[str]:
@@ -273,6 +290,8 @@ class WebhookSender:
     async def stop(self, grace: float = STOP_GRACE) -> None:
         """Give queued events up to `grace` seconds to go out, then stop; what is left is
         logged by id, and stays owed in the outbox for the next start."""
+        if self._queues and self.held:
+            grace = 0.0  # nothing may go out: what waits stays owed for the next start
         if self._queues:
             try:
                 await asyncio.wait_for(asyncio.gather(*(q.join() for _, q in self._queues)), grace)
@@ -316,6 +335,7 @@ class WebhookSender:
             delivery = await q.get()
             self._sending[id(q)] = delivery
             try:
+                await self._open.wait()  # held: nothing is posted
                 await self._post(endpoint, delivery)
             finally:
                 del self._sending[id(q)]

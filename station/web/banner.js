@@ -43,7 +43,16 @@ export function mountBanner(store) {
     $("journal-since").textContent = journal.since ? `since ${clock(journal.since)}` : "";
   }
 
+  /** The station's own integrity alerts (a forged outbox, a journal discontinuity):
+   * `state.journal.alerts`, until the station restarts on a journal that is whole. */
+  function renderAlerts({ state }) {
+    const alerts = state?.journal?.alerts || [];
+    $("integrity-banner").hidden = alerts.length === 0;
+    fill($("integrity-alerts"), alerts.map((a) => h("li", { text: `${a.code}: ${a.message}` })));
+  }
+
   store.subscribe(["state"], renderJournal);
+  store.subscribe(["state"], renderAlerts);
   store.subscribe(["state", "me", "rules"], render);
   store.subscribe(["rows"], (value) => {
     if (waitingFor != null && value.rows.at(waitingFor)) render(value);

@@ -19,7 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from station.core.table import Table
-from station.live.journal import Journal, JournalError
+from station.live.journal import Journal, JournalError, anchor
 from station.shared import keychain
 from station.shared.keychain import ROTATED, SIGNED, Endorsement
 from station.shared.rows import dumps, notice, row_hash
@@ -69,33 +69,43 @@ def test_every_row_is_signed_and_the_first_names_the_key(tmp_path: Path) -> None
         assert row_hash(seq, ts, source, actor, kind, event, verdict, prev) == h  # type: ignore[arg-type]
 
 
-def test_an_older_journal_keeps_its_hashes_and_is_signed_from_a_notice(tmp_path: Path) -> None:
-    """A journal of schema 2 (no signatures) opens, migrates, and a station with a key
-    continues it: a `journal signed` notice names the key; the old rows stay unsigned, with
-    the hashes they had, bound by the signatures after them."""
+def test_an_older_journal_keeps_its_hashes_and_is_signed_only_once_adopted(tmp_path: Path) -> None:
+    """A journal of schema 2 (no signatures) opens and migrates, but a station with a key
+    does not sign its continuation by itself (issue 32: a history rewritten as if never
+    signed would be laundered so): it refuses, naming `station journal adopt`. Adopted,
+    a `journal signed` notice names the key and what it adopted; the old rows stay
+    unsigned, with their hashes, and `verify --public-key` accepts them only when told."""
     path = tmp_path / "j.db"
     with Journal(path) as journal:
         journal.start("t-1", Table())
         journal.append([notice("station", "station", "before the key")])
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE journal DROP COLUMN signature")
+    db.execute("ALTER TABLE outbox DROP COLUMN seal")
     db.execute("PRAGMA user_version = 2")
     db.commit()
     hashes = [h for (h,) in db.execute("SELECT hash FROM journal ORDER BY seq")]
     db.close()
     key = SigningKey.generate()
-    with Journal(path) as journal:
-        assert journal.migrated_from == 2
+    with Journal(path) as journal, pytest.raises(JournalError, match="station journal adopt"):
         journal.start("t-1", Table(), key)
+    with Journal(path) as journal:
+        adoption = journal.adopt("t-1", Table(), key, "the operator")
+        assert adoption.seq == 3 and adoption.event["message"] == SIGNED
+        assert adoption.event["adopted"]["rows"] == [1, 2]
+        assert adoption.event["adopted"]["head_hash"] == hashes[-1]
+        assert adoption.event["adopted"]["by"] == "the operator"
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)  # adopted: it goes on, signed
         rows = list(journal.rows())
         assert [r.hash for r in rows[:2]] == hashes
-        assert rows[2].event["message"] == SIGNED
         assert rows[2].event["signing_key"]["fingerprint"] == key.public.fingerprint
-        assert rows[3].event["message"] == "journal migrated"
-        assert [r.signature is None for r in rows] == [True, True, False, False]
-        report = journal.verify(key.public)
+        assert [r.signature is None for r in rows] == [True, True, False]
+        strict = journal.verify(key.public)
+        assert not strict.ok and "--accept-unsigned-before 3" in strict.problems[0]
+        report = journal.verify(key.public, accept_unsigned_before=3)
         assert report.ok and report.signatures is not None
-        assert (report.signatures.unsigned, report.signatures.signed) == (2, 2)
+        assert (report.signatures.unsigned, report.signatures.signed) == (2, 1)
 
 
 def test_a_signed_journal_never_continues_unsigned_or_under_another_key(tmp_path: Path) -> None:
@@ -361,3 +371,104 @@ def test_a_missing_key_stops_the_start_and_names_the_command_that_makes_it(
     assert made.returncode == 0, made.stderr
     with running(config, {}):
         pass
+
+
+# -- the signed head anchor and the checks at start (issue 32) ---------------------------
+
+
+def downgrade_to_schema_3(path: Path, seq: int, h: str) -> None:
+    """The journal as a station before issue 32 left it: no outbox seals, `seq hash`."""
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE outbox DROP COLUMN seal")
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    path.with_name(path.name + ".head").write_text(f"{seq:020d} {h}\n")
+
+
+def test_the_first_start_after_the_upgrade_believes_the_old_anchor_once(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+    downgrade_to_schema_3(path, seq, h)
+    with Journal(path) as journal:
+        assert journal.migrated_from == 3
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is None
+        assert list(journal.rows())[-1].event["message"] == "journal migrated"
+    head = anchor.read(path.with_name("j.db.head"))
+    assert head is not None and head.signed_by(key.public)  # signed from now on
+    # the same old anchor again, on a journal of this station: not believed
+    path.with_name("j.db.head").write_text(f"{seq:020d} {h}\n")
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is not None
+        assert "not signed" in journal.discontinuity.reason
+        assert journal.epoch.number == 2
+
+
+def test_a_cut_journal_is_a_new_epoch_and_a_restart_keeps_it(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key, notices=6) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+        first_epoch = journal.epoch
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM journal WHERE seq > 4")
+    db.commit()
+    db.close()
+    with Journal(path) as journal:
+        journal.start("t-1", Table(), key)
+        found = journal.discontinuity
+        assert found is not None
+        assert (found.anchor or {})["seq"] == seq and (found.anchor or {})["hash"] == h
+        assert found.journal["last_seq"] == 4
+        rows = list(journal.rows())
+        assert rows[4].seq == 5 and rows[4].event["message"] == "journal discontinuity"
+        assert journal.epoch.number == 2 and journal.epoch.mark != first_epoch.mark
+        assert journal.verify(key.public).ok
+    with Journal(path) as journal:  # the anchor was rewritten after the notice: no second
+        journal.start("t-1", Table(), key)
+        assert journal.discontinuity is None and journal.epoch.number == 2
+
+
+def test_a_row_signed_by_no_one_after_the_anchor_refuses_the_start(tmp_path: Path) -> None:
+    """Rows appended after the last verified point are checked one by one: one without the
+    station's signature (someone appended it, re-hashing nothing before) stops the start."""
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    with signed_journal(path, key) as journal:
+        seq, h = journal.last_seq, journal.last_hash
+    db = sqlite3.connect(path)
+    event = dumps({"type": "notice", "message": "made up"})
+    ts = "2026-12-04T00:00:00.000000Z"
+    digest = row_hash(seq + 1, ts, "station", "station", "notice", event, None, h)
+    db.execute(
+        f"INSERT INTO journal ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (seq + 1, ts, "station", "station", "notice", event, None, h, digest, None),
+    )
+    db.commit()
+    db.close()
+    with (
+        Journal(path) as journal,
+        pytest.raises(JournalError, match=f"row {seq + 1}: it has no signature"),
+    ):
+        journal.start("t-1", Table(), key)
+
+
+def test_adopt_refuses_a_journal_its_key_signed_before(tmp_path: Path) -> None:
+    """A signed journal rewritten as if never signed, its signed anchor left as it was:
+    the anchor says this key signed it, so `adopt` refuses it (restore it instead)."""
+    key = SigningKey.generate()
+    path = tmp_path / "j.db"
+    signed_journal(path, key).close()
+    head = path.with_name("j.db.head").read_bytes()
+    path.unlink()
+    path.with_name("j.db.head").unlink()
+    with Journal(path) as journal:  # the same rows, unsigned
+        journal.start("t-1", Table())
+        journal.append([notice("station", "station", f"n{i}") for i in range(3)])
+    path.with_name("j.db.head").write_bytes(head)
+    with Journal(path) as journal, pytest.raises(JournalError, match="rewritten unsigned"):
+        journal.adopt("t-1", Table(), key, "someone")

@@ -11,13 +11,18 @@ journal. Two kinds of rows:
   table's event stream, which `station replay` accepts line for line.
 
 One module per job:
-- `store`: the `Journal`, the one writer's file (open, start, append, the webhook outbox,
-  the head anchor, waiting out a failed disk);
+- `store`: the `Journal`, the one writer's file (open, start, adopt, append, the webhook
+  outbox, the head anchor, waiting out a failed disk);
 - `schema`: the file format, its stamps and migrations;
 - `table`: the table a journal records (its settings, its replay);
 - `keys`: which key signs the rows (the key in force, a key's hand-over to the next; the
   chain of keys and every signature checked: `station.shared.keychain`);
 - `epoch`: the journal's identity and epoch, which every id the station hands out carries;
+- `anchor`: the head anchor, the station's signed word of the last row it committed;
+- `integrity`: the chain, the signatures and the anchor checked at start, before anything
+  new is signed (a discontinuity begins a new epoch);
+- `owed`: the webhook events owed, sealed to their rows and checked before they are sent
+  again;
 - `verify`: the chain, the head anchor and every verdict checked (`station journal verify`);
 - `reading`: rows read out, the export and the backup copy;
 - `restore`: a backup checked and put in place in a new epoch (`station journal restore`);

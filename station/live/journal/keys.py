@@ -1,6 +1,7 @@
 """Which key signs this station's journal: the key in force (the rows that name it:
 `station.shared.keychain`), the endorsements `station key rotate` keeps beside the key,
-and what a station journals before its first row so that its own key signs what follows.
+and what a station journals before its first row so that its own key signs what follows
+(an unsigned journal gets a key only by `station journal adopt`: `Journal.adopt`).
 
 A key appears only through those rows: a journal signed by one key never continues under
 another without the old key's word, and a signed journal never continues unsigned.
@@ -85,13 +86,16 @@ def handover(
     endorsements: Sequence[Endorsement],
     where: Path,
     rotations: Path | None,
+    config: str = "FILE",
 ) -> list[Pending]:
     """What a station with `key` journals before its first row of its own on the journal
     at `where`, signed with `journal` (its key in force and the row that named it): a
-    `journal signed` notice for an unsigned journal, a `signing key rotated` notice per
-    key handed over (from `endorsements`, read from `rotations`). JournalError when `key`
-    may not continue the journal: none for a signed journal, or another key than its own
-    that no endorsement leads to."""
+    `signing key rotated` notice per key handed over (from `endorsements`, read from
+    `rotations`). JournalError when `key` may not continue the journal: none for a signed
+    journal, another key than its own that no endorsement leads to, or a key for an
+    unsigned journal: a journal is never moved from unsigned to signed silently (issue 32:
+    whoever rewrites a journal as if it had never been signed would have it signed anew);
+    `station journal adopt` (`config`: the config file it names) does it, explicitly."""
     if key is None:
         if journal is None:
             return []
@@ -102,7 +106,15 @@ def handover(
             "give signing_key the station's key again"
         )
     if journal is None:
-        return [notice("station", "station", SIGNED, signing_key=named(key.public))]
+        raise JournalError(
+            f"the journal {where} was written unsigned, and [journal] signing_key gives key "
+            f"{key.public.fingerprint}: a station never signs an unsigned journal's "
+            "continuation by itself (its rows could be anyone's). If these rows are the "
+            "table's true record (check them: `station journal verify`, and against the "
+            f"floor if there is one), adopt them under the key: `station journal adopt "
+            f"--config {config}` (it journals what it adopted); else give the key a new "
+            "journal ([journal] path), or empty signing_key"
+        )
     current, since = journal
     notices: list[Pending] = []
     seen = {current}
@@ -130,3 +142,20 @@ def handover(
         current = step.new
         seen.add(current)
     return notices
+
+
+def adopted_through(db: sqlite3.Connection) -> int:
+    """The last row an explicit adoption (`station journal adopt`: a `journal signed`
+    notice saying what it adopted) took under a key; 0 if none. A restore accepts those
+    rows unsigned, as the operator did."""
+    sql = (
+        "SELECT event FROM journal WHERE kind = 'notice' AND "
+        "json_extract(event, '$.message') = ? ORDER BY seq LIMIT 1"
+    )
+    found = db.execute(sql, (SIGNED,)).fetchone()
+    if found is None:
+        return 0
+    rows = orjson.loads(found[0]).get("adopted", {}).get("rows")
+    if isinstance(rows, list) and len(rows) == 2 and isinstance(rows[1], int):
+        return rows[1]
+    return 0

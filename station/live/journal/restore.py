@@ -43,7 +43,8 @@ from station.core.table import Table
 from station.live.journal import reading
 from station.live.journal.epoch import Epoch, epoch_of, restored_notice
 from station.live.journal.errors import JournalError
-from station.live.journal.schema import INSERT, OutboxEntry, transaction
+from station.live.journal.owed import Sealed
+from station.live.journal.schema import INSERT, transaction
 from station.live.journal.store import Journal
 from station.live.journal.witness import FloorArchive, WitnessError, chained
 from station.shared.keychain import Endorsement, SignatureReport
@@ -143,7 +144,7 @@ def stage(backup: Path, journal_path: Path, trusted: PublicKey | None) -> Staged
         remove(staged)
         raise RestoreRefused(f"the backup {backup}: {exc}") from None
     try:
-        report = copy.verify(trusted)
+        report = copy.verify(trusted, copy.adopted_through() + 1)
         epoch = copy.epoch if report.rows else None
     except JournalError as exc:
         copy.close()
@@ -223,7 +224,7 @@ def from_floor(
         finally:
             db.close()
         staged.journal = copy = Journal(staged.path, create=False)
-    report = copy.verify(trusted)
+    report = copy.verify(trusted, copy.adopted_through() + 1)
     if not report.ok:
         staged.discard()
         raise RestoreRefused(
@@ -251,7 +252,7 @@ def continue_as_is(
     table, the key's hand-over: JournalError if it could not), in the epoch it was in;
     the copy closed."""
     copy = staged.journal
-    copy.start(table_id, table, key, endorsements, rotations)
+    copy.start(table_id, table, key, endorsements, rotations, anchored=False)
     copy.close()
 
 
@@ -264,15 +265,22 @@ def carry_owed(staged: Staged, journal_path: Path) -> int:
     try:
         db = _reading(journal_path)
         try:
-            rows = db.execute("SELECT endpoint, seq, id, body FROM outbox ORDER BY seq, rowid")
-            owed: list[OutboxEntry] = [(str(e), int(s), str(i), bytes(b)) for e, s, i, b in rows]
+            columns = {r[1] for r in db.execute("PRAGMA table_info(outbox)")}
+            seal = "seal" if "seal" in columns else "NULL"
+            rows = db.execute(
+                f"SELECT endpoint, seq, id, body, {seal} FROM outbox ORDER BY seq, rowid"
+            )
+            owed: list[Sealed] = [
+                (str(e), int(s), str(i), bytes(b), None if m is None else str(m))
+                for e, s, i, b, m in rows
+            ]
         finally:
             db.close()
     except sqlite3.Error:
         return 0
     known = {(endpoint, event_id) for endpoint, _, event_id, _ in staged.journal.owed()}
     fresh = [entry for entry in owed if (entry[0], entry[2]) not in known]
-    staged.journal.owe(fresh)
+    staged.journal.owe_sealed(fresh)  # their seals are checked when they are sent again
     return len(fresh)
 
 
@@ -301,7 +309,7 @@ def begin_epoch(
     if aside is not None:
         details["replaced"] = str(aside)
     copy = staged.journal
-    copy.start(table_id, table, key, endorsements, rotations)
+    copy.start(table_id, table, key, endorsements, rotations, anchored=False)
     copy.append([restored_notice(number + 1, **details)])
     epoch = copy.epoch
     copy.close()

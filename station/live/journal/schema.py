@@ -49,6 +49,10 @@ CREATE TABLE outbox (
     PRIMARY KEY (endpoint, id)
 )
 """
+#: Schema 4: each outbox entry's seal, the station's signature binding it to its row
+#: (`owed`: its endpoint, seq, id, body and the row's hash), so that an entry someone wrote
+#: into the file is never sent (issue 32). Null in an unsigned journal.
+SEAL = "ALTER TABLE outbox ADD COLUMN seal TEXT"
 #: One event owed to one endpoint: (the endpoint's key, the row's seq, the event's id, its
 #: body as sent).
 OutboxEntry = tuple[str, int, str, bytes]
@@ -56,14 +60,14 @@ OutboxEntry = tuple[str, int, str, bytes]
 #: `[journal] path` is refused instead of taken over.
 APPLICATION_ID = stamps.JOURNAL
 #: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
 #: 0 is a journal of station 0.1.0: the same table, before files were stamped; 1 had no
-#: outbox; 2 no signatures.
-MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,), 2: (SIGNATURE,)}
+#: outbox; 2 no signatures; 3 no outbox seals (nor a signed head anchor).
+MIGRATIONS: dict[int, tuple[str, ...]] = {0: (), 1: (OUTBOX,), 2: (SIGNATURE,), 3: (SEAL,)}
 #: The columns of a journal of station 0.1.0 (schema 0), which is adopted as one.
 COLUMNS = ("seq", "ts", "source", "actor", "kind", "event", "verdict", "prev_hash", "hash")
-#: How a row is written (schema 3).
+#: How a row is written (schema 3 and on).
 INSERT = (
     "INSERT INTO journal (seq, ts, source, actor, kind, event, verdict, prev_hash, hash, "
     "signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -132,7 +136,7 @@ def adopt(db: sqlite3.Connection, path: Path) -> int | None:
     tables = sorted(name for (name,) in listed)
     nothing = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
     if (app_id, version) == (0, 0) and nothing:  # a new, empty file
-        _migrate(db, [SCHEMA, OUTBOX], SCHEMA_VERSION)
+        _migrate(db, [SCHEMA, OUTBOX, SEAL], SCHEMA_VERSION)
         return None
     legacy = (app_id, version, tables) == (0, 0, ["journal"]) and _columns(db) == COLUMNS
     if app_id != APPLICATION_ID and not legacy:

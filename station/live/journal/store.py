@@ -5,7 +5,9 @@ Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append
 so a verdict that was published (answered, broadcast, posted) can never be lost, even by
 a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
 writer commits. After each commit the writer rewrites the head anchor (`<path>.head`: the
-last seq and hash) that `verify` checks the chain reaches. A station with a key signs
+journal, its epoch, the last seq and hash, signed: `anchor`) that `verify` checks the
+chain reaches and the next start checks the journal against (`integrity`). The webhook
+events a commit owes are sealed to their rows (`owed`). A station with a key signs
 every row it appends (one Ed25519 signature of the row's hash, which binds every row
 before it, so whoever holds the public key checks each row on its own; `keys` says which
 key may continue the journal).
@@ -31,9 +33,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
+
 from station.core.table import Table
-from station.live.journal import disk, keys, reading
-from station.live.journal.epoch import EPOCH_NOTICES, Epoch, epoch_of
+from station.live.journal import anchor as anchors
+from station.live.journal import disk, integrity, keys, reading
+from station.live.journal import owed as owing
+from station.live.journal.epoch import EPOCH_NOTICES, Epoch, discontinuity_notice, epoch_of
 from station.live.journal.errors import (
     UNAVAILABLE_TAIL,
     JournalError,
@@ -56,7 +62,7 @@ from station.live.journal.table import (
     table_settings,
 )
 from station.live.journal.verify import VerifyReport, verify_journal
-from station.shared.keychain import Endorsement
+from station.shared.keychain import SIGNED, Endorsement, key_named
 from station.shared.keychain import named as name_of
 from station.shared.rows import (
     CREATED,
@@ -66,13 +72,14 @@ from station.shared.rows import (
     Row,
     dumps,
     notice,
+    now_ts,
     row_hash,
 )
-from station.shared.signing import PublicKey, SigningKey
+from station.shared.signing import PublicKey, SigningError, SigningKey
 
 log = logging.getLogger("station.live.journal")
 
-OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)"
+OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body, seal) VALUES (?, ?, ?, ?, ?)"
 SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
 
 
@@ -111,6 +118,8 @@ class Journal:
         #: The station's key, once `start` took it: every row appended is signed with it.
         self._key: SigningKey | None = None
         self._epoch: Epoch | None = None
+        #: What the start found if the journal is not the one the station last signed.
+        self.discontinuity: integrity.Discontinuity | None = None
         st = os.stat(self.path)
         #: The file written to (device, inode): a journal deleted or replaced under the
         #: station is noticed before the next commit (`check_file`).
@@ -144,44 +153,62 @@ class Journal:
         key: SigningKey | None = None,
         endorsements: Sequence[Endorsement] = (),
         rotations: Path | None = None,
+        config: str = "FILE",
+        anchored: bool = True,
     ) -> None:
         """Become the journal's one writer (an exclusive lock on the head anchor, so a
         second station on the same file stops at once), then write the `journal created`
         row if the journal is new (naming `key`, if any), else check that the table
-        settings are the ones the journal was written with and that `key` may continue it
-        (`keys.handover`: what it journals first; `endorsements`, read from `rotations`, lead
-        from the journal's key to a rotated one). From here every row is signed with `key`."""
-        self._open_head()
-        assert self._head_fd is not None
-        try:
-            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise JournalError(
-                f"another station is writing to the journal {self.path}; "
-                "stop it first, or give this one its own [journal] path"
-            ) from None
+        settings are the ones the journal was written with, that the chain and the
+        signatures hold (`integrity`: JournalError refuses the start), and that `key` may
+        continue it (`keys.handover`: what it journals first; `endorsements`, read from
+        `rotations`, lead from the journal's key to a rotated one). A journal that is not
+        the one the station last signed (its head anchor) is a discontinuity: journaled
+        before anything else, in a new epoch (`discontinuity`). `anchored=False`: a restore's
+        staged copy, whose anchor `verify` checked already (every signature is checked).
+        `config`: the config file, named in the commands a refusal gives. From here every
+        row is signed with `key`."""
+        self._lock()
         settings = table_settings(table_id, table)
         first = self.settings()
         if first is None:
             self._key = key
             named = {} if key is None else {"signing_key": name_of(key.public)}
-            self.append([notice("station", "station", CREATED, table=settings, **named)])
+            created = [notice("station", "station", CREATED, table=settings, **named)]
+            left = self._anchor_left()
+            if left is not None:  # the journal file is gone, its anchor is not
+                self.discontinuity = integrity.Discontinuity(
+                    f"the journal {self.path} is new, but its head anchor says row "
+                    f"{left.seq} was committed: the journal was deleted",
+                    {"seq": left.seq, "hash": left.hash, "epoch": left.epoch or None},
+                    {"last_seq": 0, "last_hash": GENESIS},
+                )
+                created.append(discontinuity_notice(2, **self.discontinuity.details()))
+            self.append(created)
             return
-        if (game := settings_of(first)["game"]) != settings["game"]:
-            raise JournalError(
-                f"the journal {self.path} is the record of a {game} table, but the config "
-                f"says [table] game = {settings['game']!r}: a journal holds one game, so "
-                f"give the new game a new journal file ([journal] path), or set [table] "
-                f"game = {game!r} back to go on with this one"
-            )
-        elif settings_of(first) != settings:
-            raise JournalError(
-                f"the journal {self.path} belongs to table {first}, but the config says "
-                f"{settings}: use the same [table] settings, or a new [journal] path for a "
-                "new table"
-            )
-        first_rows = keys.handover(keys.in_force(self._db), key, endorsements, self.path, rotations)
+        self._check_settings(first, settings)
+        in_force = keys.in_force(self._db)
+        checked = integrity.check(
+            self._db,
+            self.path,
+            self.head_path if anchored else None,
+            None if key is None else key.public,
+            upgraded=self.migrated_from is not None and self.migrated_from < 4,
+            config=config,
+        )
+        first_rows = keys.handover(in_force, key, endorsements, self.path, rotations, config)
         self._key = key
+        found = checked.discontinuity
+        if found is not None:
+            self.discontinuity = found
+            number = epoch_of(self._db)
+            log.error("journal %s: a discontinuity: %s", self.path, found.reason)
+            first_rows.insert(
+                0,
+                discontinuity_notice(
+                    (number.number if number is not None else 1) + 1, **found.details()
+                ),
+            )
         if self.migrated_from is not None:
             migrated = notice(
                 "station",
@@ -205,6 +232,94 @@ class Journal:
                     new.get("fingerprint"),
                     was,
                 )
+
+    def adopt(self, table_id: str, table: Table, key: SigningKey, by: str) -> Row:
+        """Adopt the unsigned journal under `key` (`station journal adopt`): its chain and
+        every verdict checked, then a `journal signed` notice that names the key and says
+        what it adopted (rows 1..N, their head hash, who, when), signed by `key`; every row
+        after it too. JournalError: the journal is signed already, does not hold together,
+        or its anchor says `key` signed it before (it was rewritten unsigned)."""
+        self._lock()
+        first = self.settings()
+        if first is None:
+            raise JournalError(f"{self.path} has no row: a new journal needs no adoption")
+        self._check_settings(first, table_settings(table_id, table))
+        in_force = keys.in_force(self._db)
+        if in_force is not None:
+            raise JournalError(
+                f"the journal {self.path} is signed already (key {in_force[0].fingerprint}, "
+                f"since row {in_force[1]}): there is nothing to adopt"
+            )
+        head = self._anchor_left()
+        if head is not None and head.signature is not None and head.signed_by(key.public):
+            raise JournalError(
+                f"the head anchor {self.head_path} says key {key.public.fingerprint} signed "
+                f"this journal up to row {head.seq}, but no row of it is signed now: it was "
+                "rewritten unsigned; do not adopt it: restore it with `station journal "
+                "restore` (a backup, or --from-floor)"
+            )
+        report = self.verify()
+        if not report.ok:
+            raise JournalError(
+                f"the journal {self.path} does not verify, so it is not adopted: "
+                + "; ".join(report.problems)
+            )
+        self._key = key
+        adopted = {
+            "rows": [1, self.last_seq],
+            "head_hash": self.last_hash,
+            "by": by,
+            "at": now_ts(),
+            "command": "station journal adopt",
+        }
+        rows = [
+            notice("station", "station", SIGNED, signing_key=name_of(key.public), adopted=adopted)
+        ]
+        if self.migrated_from is not None:
+            rows.append(
+                notice(
+                    "station",
+                    "station",
+                    "journal migrated",
+                    from_schema=self.migrated_from,
+                    to_schema=SCHEMA_VERSION,
+                )
+            )
+        return self.append(rows)[0]
+
+    def _lock(self) -> None:
+        """The writer's lock: an exclusive lock on the head anchor."""
+        self._open_head()
+        assert self._head_fd is not None
+        try:
+            fcntl.flock(self._head_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise JournalError(
+                f"another station is writing to the journal {self.path}; "
+                "stop it first, or give this one its own [journal] path"
+            ) from None
+
+    def _anchor_left(self) -> anchors.Anchor | None:
+        """The anchor as found (None: none, or not one)."""
+        try:
+            return anchors.read(self.head_path)
+        except anchors.Unreadable:
+            return None
+
+    def _check_settings(self, first: dict[str, Any], settings: dict[str, Any]) -> None:
+        if (game := settings_of(first)["game"]) != settings["game"]:
+            raise JournalError(
+                f"the journal {self.path} is the record of a {game} table, but the config "
+                f"says [table] game = {settings['game']!r}: a journal holds one game, so "
+                f"give the new game a new journal file ([journal] path), or set [table] "
+                f"game = {game!r} back to go on with this one"
+            )
+        if settings_of(first) != settings:
+            raise JournalError(
+                f"the journal {self.path} belongs to table {first}, but the config says "
+                f"{settings}: use the same [table] settings, or a new [journal] path for a "
+                "new table"
+            )
 
     @property
     def signed_by(self) -> PublicKey | None:
@@ -259,7 +374,8 @@ class Journal:
         with self._committing() as db:
             db.executemany(INSERT, params)
             if outbox is not None:
-                db.executemany(OWE, outbox(rows))
+                hashes = {row.seq: row.hash for row in rows}
+                db.executemany(OWE, [self._sealed(e, hashes[e[1]]) for e in outbox(rows)])
             if settled:
                 db.executemany(SETTLE, settled)
         self.last_seq, self.last_hash = seq, prev
@@ -271,14 +387,17 @@ class Journal:
             self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
 
     def _write_head(self, seq: int, h: str) -> None:
-        """The tail anchor: fixed-size, rewritten in place after each commit. It is written
+        """The head anchor (`anchor`: journal, epoch, seq, hash, signed with the station's
+        key): fixed-size, rewritten in place after each commit. It is written
         after the commit, so it can lag the database (a crash in between) but never lead it;
         a failure to write it is only logged (the rows are committed: a lagging anchor is
         what `verify` allows, and the next commit writes it again)."""
         try:
             self._open_head()
             assert self._head_fd is not None
-            os.pwrite(self._head_fd, f"{seq:020d} {h}\n".encode(), 0)
+            epoch = self.epoch
+            data = anchors.encode(seq, h, epoch.journal, epoch.mark, self._key)
+            os.pwrite(self._head_fd, data, 0)
         except OSError as exc:
             log.warning(
                 "the head anchor %s was not updated to row %d: %s", self.head_path, seq, exc
@@ -287,14 +406,59 @@ class Journal:
     # -- the webhook outbox ---------------------------------------------------------------
 
     def owed(self) -> list[OutboxEntry]:
-        """The webhook events not yet delivered, in journal order."""
-        sql = "SELECT endpoint, seq, id, body FROM outbox ORDER BY seq, rowid"
-        return [(str(e), int(s), str(i), bytes(b)) for e, s, i, b in self._db.execute(sql)]
+        """The webhook events not yet delivered, in journal order (unchecked: what is sent
+        again is `owed_checked`'s)."""
+        return [(e, s, i, b) for e, s, i, b, _seal in self.owed_sealed()]
+
+    def owed_sealed(self) -> list[owing.Sealed]:
+        """The webhook events not yet delivered, each with its seal, in journal order."""
+        sql = "SELECT endpoint, seq, id, body, seal FROM outbox ORDER BY seq, rowid"
+        return [
+            (str(e), int(s), str(i), bytes(b), None if seal is None else str(seal))
+            for e, s, i, b, seal in self._db.execute(sql)
+        ]
+
+    def owed_checked(self, table_id: str) -> tuple[list[OutboxEntry], list[owing.Refused]]:
+        """The webhook events owed that may be sent again (sealed by the station to a row
+        of the journal, their bodies the rows'), and those refused (`owed.check`)."""
+        sql = (
+            "SELECT event FROM journal WHERE kind = 'notice' AND "
+            "json_extract(event, '$.signing_key') IS NOT NULL"
+        )
+        found = (_named_key(text) for (text,) in self._db.execute(sql))
+        named = {key.fingerprint: key for key in found if key is not None}
+        if self._key is not None:
+            named[self._key.public.fingerprint] = self._key.public
+        signed = bool(named)
+
+        def row_at(seq: int) -> Row | None:
+            return next(self.rows(after=seq - 1, limit=1), None) if seq >= 1 else None
+
+        return owing.check(self.owed_sealed(), row_at, named.values(), signed, self.epoch, table_id)
 
     def owe(self, entries: Sequence[OutboxEntry]) -> None:
         """Record webhook events owed for rows already committed (an alert, a suspension
-        announced again), durably."""
+        announced again), durably, each sealed to its row."""
+        if not entries:
+            return
+        seqs = sorted({e[1] for e in entries})
+        marks = ",".join("?" * len(seqs))
+        hashes = dict(
+            self._db.execute(f"SELECT seq, hash FROM journal WHERE seq IN ({marks})", seqs)
+        )
+        self._outbox_write(OWE, [self._sealed(e, hashes.get(e[1], GENESIS)) for e in entries])
+
+    def owe_sealed(self, entries: Sequence[owing.Sealed]) -> None:
+        """Record webhook events owed as another journal sealed them (a restore carries
+        over what the journal it replaces still owed: its seals checked at start)."""
         self._outbox_write(OWE, entries)
+
+    def _sealed(self, entry: OutboxEntry, row_hash: str) -> owing.Sealed:
+        return (*entry, owing.seal(self._key, entry, row_hash))
+
+    def adopted_through(self) -> int:
+        """The last row `station journal adopt` took unsigned under a key (0: none)."""
+        return keys.adopted_through(self._db)
 
     def settle(self, done: Sequence[tuple[str, str]]) -> None:
         """Forget delivered webhook events ((endpoint, id) pairs)."""
@@ -442,8 +606,19 @@ class Journal:
         row count."""
         return reading.backup(self._db, self.head_path, dest)
 
-    def verify(self, trusted: PublicKey | None = None) -> VerifyReport:
+    def verify(
+        self, trusted: PublicKey | None = None, accept_unsigned_before: int = 1
+    ) -> VerifyReport:
         """Check the chain, the head anchor and that the core's replay agrees with every
-        stored verdict, and with a `trusted` key every signature (`keychain.check`). Never
-        raises for a bad journal: the report lists the problems."""
-        return verify_journal(self._db, self.path, self.head_path, trusted)
+        stored verdict, and with a `trusted` key every signature (`keychain.check`; a row
+        not signed by it is a problem unless its seq is below `accept_unsigned_before`).
+        Never raises for a bad journal: the report lists the problems."""
+        return verify_journal(self._db, self.path, self.head_path, trusted, accept_unsigned_before)
+
+
+def _named_key(text: str) -> PublicKey | None:
+    """The key a row's event text names, None if none (or one that cannot be read)."""
+    try:
+        return key_named(orjson.loads(text))
+    except (orjson.JSONDecodeError, SigningError):
+        return None

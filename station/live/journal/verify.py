@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from station.live.journal import anchor as anchors
 from station.live.journal import reading
+from station.live.journal.epoch import DISCONTINUITY
 from station.live.journal.errors import JournalError
 from station.live.journal.table import replay, settings_in, settings_of, table_of
 from station.shared import keychain
@@ -47,12 +51,18 @@ class VerifyReport:
 
 
 def verify_journal(
-    db: sqlite3.Connection, path: Path, head_path: Path, trusted: PublicKey | None = None
+    db: sqlite3.Connection,
+    path: Path,
+    head_path: Path,
+    trusted: PublicKey | None = None,
+    accept_unsigned_before: int = 1,
 ) -> VerifyReport:
     """Check the chain of the journal at `path` (open on `db`), its head anchor
     (`head_path`), that the core's replay agrees with every stored verdict and, with a
-    `trusted` key, every signature. Never raises for a bad journal: the report lists the
-    problems."""
+    `trusted` key, every signature: a row no key signed (written before the journal had
+    one) is a problem unless its seq is below `accept_unsigned_before` (issue 32: rows
+    rewritten as if never signed must not pass for the key's). Never raises for a bad
+    journal: the report lists the problems."""
     report = VerifyReport()
     prev, expected_seq = GENESIS, 1
     sql = (
@@ -65,6 +75,8 @@ def verify_journal(
         report.problems.append(f"cannot read the journal: {exc}")
         return report
     for seq, ts, source, actor, kind, event, verdict, prev_hash, h, signature in raw_rows:
+        if kind == "notice" and DISCONTINUITY in event:
+            _said_discontinuity(report, seq, event)
         report.rows += 1
         report.signed_rows += signature is not None
         if seq != expected_seq:
@@ -91,34 +103,55 @@ def verify_journal(
         )
         if report.signatures.problem is not None:
             report.problems.append(report.signatures.problem)
+        elif report.signatures.unsigned:
+            unsigned = report.signatures.unsigned  # rows 1..unsigned: before the first key
+            if unsigned >= accept_unsigned_before:
+                report.problems.append(
+                    f"rows {max(accept_unsigned_before, 1)}-{unsigned} are signed by no key "
+                    f"(written before the journal had one, or rewritten as if never signed): "
+                    f"the key given does not vouch for them; if you checked them otherwise "
+                    f"(the floor, a backup), accept them with --accept-unsigned-before "
+                    f"{unsigned + 1}"
+                )
     if not report.problems:
         _verify_verdicts(report, db, path)
     return report
 
 
+def _said_discontinuity(report: VerifyReport, seq: int, event: str) -> None:
+    """A `journal discontinuity` notice: the station found, at a start, a journal other
+    than the one it last signed; said, so that whoever checks looks at the floor's copy."""
+    try:
+        body = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        return
+    if body.get("message") == DISCONTINUITY:
+        report.warnings.append(
+            f"row {seq}: a journal discontinuity (epoch {body.get('epoch')}): "
+            f"{body.get('found')}; compare with the floor (--against-floor)"
+        )
+
+
 def _verify_head(report: VerifyReport, raw_rows: list[Any], head_path: Path) -> None:
     try:
-        text = head_path.read_text()
-    except FileNotFoundError:
+        head = anchors.read(head_path)
+    except anchors.Unreadable:
+        report.problems.append(f"the head anchor {head_path} is unreadable")
+        return
+    if head is None:
         if raw_rows:
             report.warnings.append(
                 f"no head anchor {head_path}: a deleted last row would not be detected"
             )
         return
-    try:
-        seq_text, h = text.split()
-        head_seq = int(seq_text)
-    except ValueError:
-        report.problems.append(f"the head anchor {head_path} is unreadable")
-        return
     hashes = {r[0]: r[8] for r in raw_rows}
-    if head_seq not in hashes:
+    if head.seq not in hashes:
         report.problems.append(
-            f"the head anchor says row {head_seq} was committed, but "
+            f"the head anchor says row {head.seq} was committed, but "
             "the journal does not have it (rows were deleted)"
         )
-    elif hashes[head_seq] != h:
-        report.problems.append(f"row {head_seq}: its hash differs from the head anchor")
+    elif hashes[head.seq] != head.hash:
+        report.problems.append(f"row {head.seq}: its hash differs from the head anchor")
 
 
 def _verify_verdicts(report: VerifyReport, db: sqlite3.Connection, path: Path) -> None:
