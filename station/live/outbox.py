@@ -89,6 +89,11 @@ class Outbox:
         if not self.holds:
             self.webhooks.gate(True)
 
+    def withhold(self, events: list[tuple[str, str]]) -> None:
+        """Never send these (endpoint, id) events, though queued: whoever withholds them
+        journals why and settles them (`station.live.floorcheck`)."""
+        self.webhooks.withhold(events)
+
     async def stop(self, on_disk: Callable[..., Awaitable[Any]]) -> None:
         """Give queued events their grace, then settle what was delivered since the last
         commit (if the journal cannot be written now, they are sent again next start)."""

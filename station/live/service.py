@@ -31,6 +31,7 @@ from station.core.table import Table
 from station.live.config import StationConfig
 from station.live.errors import NotReady
 from station.live.fanout import FanOut, Subscriber, published
+from station.live.floorcheck import FloorCheck
 from station.live.journal import Journal
 from station.live.journal.epoch import DISCONTINUITY
 from station.live.journal.keys import read_endorsements
@@ -94,8 +95,20 @@ class Station:
             parse_bytes(config.signals.release_command),
         )
         key = KeyFile.of(config.journal)
+        #: Webhooks wait for the publisher's comparison of the floor's stream with the
+        #: journal (a floor is configured), and what a failed one withholds.
+        self.floor_check = FloorCheck(
+            self.outbox, lambda: self.journal, self.journal_notice, self._on_disk, self.alert
+        )
+        if config.floor.enabled:
+            self.floor_check.hold()
         self.publisher = PublisherLink(
-            config.floor, config.table.id, config.journal.path, self.post, key
+            config.floor,
+            config.table.id,
+            config.journal.path,
+            self.post,
+            key,
+            checked=self.floor_check.checked if config.floor.enabled else None,
         )
         self.fanout = FanOut(sent=self.publisher.committed)
         #: Log lines and metrics of committed rows (`station.live.observe`).
@@ -232,6 +245,8 @@ class Station:
             replayed.events,
             journal.last_seq,
         )
+        if cfg.floor.enabled:
+            self.floor_check.began(journal)
         self.publisher.start(lambda: (self.snapshot, self.unavailable))
         self.fanout.start()
         writer.start()

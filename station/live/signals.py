@@ -220,6 +220,8 @@ class WebhookSender:
         #: and owed.
         self._open = asyncio.Event()
         self._open.set()
+        #: (endpoint key, event id) never to be posted (`withhold`), though queued.
+        self._withheld: set[tuple[str, str]] = set()
         self.delivered = 0
         self.failed_attempts = 0  # POSTs that failed (each retried, or the last one)
         self.given_up = 0  # events not delivered after every attempt
@@ -248,6 +250,11 @@ class WebhookSender:
             self._open.set()
         else:
             self._open.clear()
+
+    def withhold(self, events: list[tuple[str, str]]) -> None:
+        """Never post these (endpoint key, event id) events, queued or not (the outbox
+        settles them itself: journaled, taken out, alerted)."""
+        self._withheld.update(events)
 
     @property
     def held(self) -> bool:
@@ -336,6 +343,8 @@ class WebhookSender:
             self._sending[id(q)] = delivery
             try:
                 await self._open.wait()  # held: nothing is posted
+                if (endpoint.key, delivery.id) in self._withheld:
+                    continue  # never posted; the outbox took it out
                 await self._post(endpoint, delivery)
             finally:
                 del self._sending[id(q)]
