@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from station.live.children import run_below_station, sigint_held
 from station.live.publisher.publisher import PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig, KeyFile
 from station.shared.rows import Pending
@@ -111,18 +112,19 @@ class PublisherProcess:
         os.set_blocking(wake_write, False)
         env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
         try:
-            self._process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "station.live.publisher.worker",
-                    str(theirs.fileno()),
-                    str(wake_read),
-                ],
-                pass_fds=(theirs.fileno(), wake_read),
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
+            with sigint_held():  # the worker ignores SIGINT before it can come
+                self._process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "station.live.publisher.worker",
+                        str(theirs.fileno()),
+                        str(wake_read),
+                    ],
+                    pass_fds=(theirs.fileno(), wake_read),
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
         except OSError:
             ours.close()
             os.close(wake_write)
