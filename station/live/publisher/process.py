@@ -241,9 +241,5 @@ def yield_to_station(pid: int) -> None:
     waits for no row sent to the floor, and the rows wait in the journal (a floor's
     delay, never a loss). At the station's priority the publisher moved the station's
     p99 more when cards came back to back (docs/BENCHMARKS.md, "the station's p99 with
-    its floor, measured in one station")."""
-    try:
-        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, NICE)
+    its floor, measured in one station"). The log says so if neither can be had."""
+    run_below_station(pid, NICE, "floor: the publisher process", log, idle=True)
