@@ -6,9 +6,6 @@ import logging
 import os
 import shutil
 import stat
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from station.cli import main
 from station.shared.config import TokenEntry
 from station.shared.tokens import TokenStore, allows, read_token_file, token_hash
 from tests.conftest import run_station
+from tests.userkit import SERVICE_UID, as_root, in_child_as, read_as_service, state_folder
 
 
 def config_file(tmp_path: Path) -> Path:
@@ -85,31 +83,13 @@ def test_list_says_where_there_are_no_tokens(tmp_path: Path) -> None:
 
 # -- the token file's owner: `sudo station token add` must not take it from the service --
 
-SERVICE_UID = 65534  # nobody: the service's user in these tests (it owns the state folder)
-as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as `sudo` gives")
-
-
-def state_folder(tmp_path: Path) -> Path:
-    """A folder the service's user can reach (tmp_path's parents are root's 0700)."""
-    folder = Path(tempfile.mkdtemp(prefix="tokens-", dir="/tmp"))
-    os.chmod(folder, 0o750)
-    os.chown(folder, SERVICE_UID, SERVICE_UID)
-    return folder
-
-
-def read_as_service(path: Path) -> subprocess.CompletedProcess[bytes]:
-    """The token file read by the service's user (not root), as the station would."""
-    return subprocess.run(
-        ["cat", str(path)], user=SERVICE_UID, group=SERVICE_UID, capture_output=True, check=False
-    )
-
 
 @as_root
 def test_root_token_add_keeps_the_service_users_file(tmp_path: Path) -> None:
     """`sudo station token add` (a process of its own, as root) on the service's token
     file keeps its owner, group and mode: the service's user still reads it, and a
     second add as well as a revoke keep them too."""
-    folder = state_folder(tmp_path)
+    folder = state_folder()
     try:
         tokens = folder / "tokens.toml"
         config = tmp_path / "station.toml"
@@ -141,7 +121,7 @@ def test_root_token_add_keeps_the_service_users_file(tmp_path: Path) -> None:
 def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path: Path) -> None:
     """Another user than the file's (not root), who may write in its folder: refused with
     what to run, the file untouched, no traceback."""
-    folder = state_folder(tmp_path)
+    folder = state_folder()
     try:
         os.chmod(folder, 0o777)
         tokens = folder / "tokens.toml"
@@ -164,35 +144,11 @@ def test_a_user_who_cannot_keep_the_owner_is_refused(tmp_path: Path) -> None:
         shutil.rmtree(folder)
 
 
-def in_child_as(uid: int, argv: list[str]) -> tuple[int, str]:
-    """`station ARGV` in a forked child that has become user `uid` (this checkout's
-    Python is under root's home, which the user cannot reach to start one of its own);
-    its exit status and stderr."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        try:
-            os.dup2(write, 2)
-            os.setgid(uid)
-            os.setuid(uid)
-            sys.stderr = os.fdopen(2, "w", closefd=False)
-            code = main(argv)
-            sys.stderr.flush()
-        except BaseException:
-            code = 99
-        os._exit(code)
-    os.close(write)
-    with os.fdopen(read) as f:
-        err = f.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), err
-
-
 @as_root
 def test_a_station_that_cannot_read_its_token_file_says_what_to_chown(tmp_path: Path) -> None:
     """The token file re-owned by root (0600): the service's user is told at start which
     file and what to chown (exit 2, no traceback)."""
-    folder = state_folder(tmp_path)
+    folder = state_folder()
     try:
         tokens = folder / "tokens.toml"
         tokens.write_text("")
