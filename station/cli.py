@@ -40,7 +40,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="station", description="Dealer-station controller for live baccarat tables."
     )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        help="print the version, and the journal's and the floor archive's schema versions",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in (only,) if only else COMMANDS:
         importlib.import_module(f"station.commands.{name}").add_parser(sub)
@@ -58,9 +62,13 @@ class _Version(argparse.Action):
 
     @staticmethod
     def show() -> int:
+        from station.shared import schema_versions
         from station.version import station_version
 
         print(f"station {station_version()}")
+        print(
+            f"journal schema {schema_versions.JOURNAL}, floor archive schema {schema_versions.ARCHIVE}"
+        )
         return 0
 
 
