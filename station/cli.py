@@ -66,9 +66,8 @@ class _Version(argparse.Action):
         from station.version import station_version
 
         print(f"station {station_version()}")
-        print(
-            f"journal schema {schema_versions.JOURNAL}, floor archive schema {schema_versions.ARCHIVE}"
-        )
+        journal, archive = schema_versions.JOURNAL, schema_versions.ARCHIVE
+        print(f"journal schema {journal}, floor archive schema {archive}")
         return 0
 
 
@@ -81,6 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("cv2", "pyzbar"):
+            raise
+        # `station calibrate` or `scan` on an install without the camera's extra
+        print(
+            f"station {argv[0]}: the camera's tools need OpenCV and pyzbar, which a plain "
+            "install leaves out: pip install 'baccarat-station[camera]'",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         # Ctrl-C: a service has shut down cleanly by then (uvicorn stops the station, then
         # raises the signal again); a traceback would only hide that. 130 = 128 + SIGINT,

@@ -84,6 +84,16 @@ def test_the_wheel_carries_the_compiled_core(installed: Path) -> None:
     assert events.endswith(".py")  # left to Python (scripts/build_core.py says why)
 
 
+def test_a_plain_install_leaves_the_camera_extra_out(installed: Path) -> None:
+    """OpenCV and pyzbar (170 MB) come only with `[camera]`: a serial shoe needs neither
+    (the next test serves a simulated table from this venv)."""
+    code = "import importlib.util as u; print(u.find_spec('cv2'), u.find_spec('pyzbar'))"
+    out = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["None", "None"]
+
+
 def test_version(installed: Path) -> None:
     out = subprocess.run(
         [str(installed / "bin" / "station"), "--version"],
@@ -91,8 +101,14 @@ def test_version(installed: Path) -> None:
         text=True,
         check=True,
     )
-    assert out.stdout.strip().startswith("station ")
-    assert out.stdout.strip() != "station 0+unknown"  # the installed metadata is found
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("station ")
+    assert first != "station 0+unknown"  # the installed metadata is found
+    built = subprocess.run(
+        [sys.executable, "-m", "setuptools_scm"], cwd=ROOT, capture_output=True, text=True
+    )
+    if built.returncode == 0:  # the version git gives this checkout (its tag, or its commit)
+        assert first == f"station {built.stdout.strip()}"
 
 
 def test_a_plain_install_serves_a_simulated_table(installed: Path, tmp_path: Path) -> None:
