@@ -25,12 +25,18 @@ from tests.netkit import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
+SCM_VERSION: list[str] = []  # setuptools-scm's version of the checkout, as the wheel is built
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A clean venv with only the wheel (and its runtime dependencies) installed."""
     work = tmp_path_factory.mktemp("wheel")
+    # The version git gives the checkout as it is built (its tag, or its commit).
+    scm = subprocess.run(
+        [sys.executable, "-m", "setuptools_scm"], cwd=ROOT, capture_output=True, text=True
+    )
+    SCM_VERSION.append(scm.stdout.strip() if scm.returncode == 0 else "")
     subprocess.run(
         [
             sys.executable,
@@ -104,11 +110,8 @@ def test_version(installed: Path) -> None:
     first = out.stdout.splitlines()[0]
     assert first.startswith("station ")
     assert first != "station 0+unknown"  # the installed metadata is found
-    built = subprocess.run(
-        [sys.executable, "-m", "setuptools_scm"], cwd=ROOT, capture_output=True, text=True
-    )
-    if built.returncode == 0:  # the version git gives this checkout (its tag, or its commit)
-        assert first == f"station {built.stdout.strip()}"
+    if SCM_VERSION[-1]:  # the wheel has the version git gave the checkout it was built from
+        assert first == f"station {SCM_VERSION[-1]}"
 
 
 def test_a_plain_install_serves_a_simulated_table(installed: Path, tmp_path: Path) -> None:
