@@ -1,4 +1,4 @@
-"""`station protect [--game G] [--decks N] [--index PATH] [FILE|-]`: the game-protection checks over
+"""`station protect [--game G] [--decks N] [--index FILE] [FILE|-]`: the game-protection checks over
 exported journals or replay files, one JSON line per alert.
 
 The events go through the rules core exactly as `station replay` runs them (the same
@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
     add_game_options(p)
     p.add_argument(
         "--index",
-        metavar="PATH",
+        metavar="FILE",
         default=None,
         help="check against, and add the shoes to, this protection index file (the "
         "station's [protection] index) (default: none, only the shoes of the input)",
