@@ -132,7 +132,7 @@ def test_ctrl_c_to_the_whole_process_group(tmp_path: Path, when: str) -> None:
                 time.sleep(0.1)
             time.sleep(1.0)  # the worker's imports are done by now
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
