@@ -95,12 +95,22 @@ def children(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("when", ["worker-starting", "worker-up"])
+def is_look_worker(pid: int) -> bool:
+    """A process of multiprocessing's spawn (the shuffle looks' worker), not its resource
+    tracker."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("when", ["worker-starting", "worker-importing", "worker-up"])
 def test_ctrl_c_to_the_whole_process_group(tmp_path: Path, when: str) -> None:
     """A terminal's Ctrl-C reaches the station's process group, its helper processes too
-    (the shuffle looks' worker, spawned at start): whether the worker is still importing
-    or idle, the station stops cleanly, 130, and nothing prints a traceback; the worker
-    does not outlive it."""
+    (the shuffle looks' worker, spawned at start): whether the worker is just started,
+    in the middle of its imports (numpy's library mapped: Python's own SIGINT handler is
+    in place by then) or idle, the station stops cleanly, 130, and nothing prints a
+    traceback; the worker does not outlive it."""
     config = demo_config(tmp_path)
     port = free_port()
     proc = spawn_station(
@@ -118,10 +128,17 @@ def test_ctrl_c_to_the_whole_process_group(tmp_path: Path, when: str) -> None:
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 30
-        while not (workers := children(proc.pid)):
+        while not (workers := [c for c in children(proc.pid) if is_look_worker(c)]):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the station started no worker"
-            time.sleep(0.005)
+            time.sleep(0.002)
+        workers = children(proc.pid)  # multiprocessing's resource tracker too
+        if when == "worker-importing":
+            (worker,) = [w for w in workers if is_look_worker(w)]
+            maps = Path(f"/proc/{worker}/maps")
+            while "numpy" not in maps.read_text():
+                assert time.monotonic() < deadline, "the worker never imported numpy"
+                time.sleep(0.001)
         if when == "worker-up":
             while True:
                 assert proc.poll() is None, proc.communicate()

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 from typing import TypeVar
 
 from station.core.protection.shuffle import DealtShoe, ShuffleScore, weak_look
@@ -104,7 +105,10 @@ class LookWorker:
 
     def _submit(self, fn: Callable[..., T], *args: object) -> concurrent.futures.Future[T]:
         """`fn(*args)` in the worker, started if need be (in `submit`, by this thread) with
-        SIGINT held: a Ctrl-C during its imports must not end it with a traceback."""
+        SIGINT held: a Ctrl-C during its imports must not end it with a traceback. The
+        resource tracker, which multiprocessing starts with its first pool, unblocks SIGINT
+        as it starts: started first, it cannot undo the hold."""
+        resource_tracker.ensure_running()
         with sigint_held():
             return self._worker().submit(fn, *args)
 
