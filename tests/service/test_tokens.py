@@ -228,3 +228,30 @@ def test_token_add_without_the_folder_says_what_to_run(tmp_path: Path) -> None:
     for path, mode in ((tokens.parent, 0o750), (tokens, 0o600)):
         st = path.stat()
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (SERVICE_UID, mode)
+
+
+@pytest.mark.parametrize("service", ["floor", "run"])
+def test_a_service_with_no_token_says_nobody_can_log_in(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, service: str
+) -> None:
+    """A floor (or station) with no `[api] tokens` and no token file yet (a floor-only
+    machine) starts, but says loudly that nobody can log in and what to run; with a
+    token, it says nothing."""
+    from station.commands.startup import Startup
+    from station.floor.config import FloorApiConfig
+    from station.live.api_config import ApiConfig
+
+    tokens = tmp_path / "tokens.toml"
+    api = (FloorApiConfig if service == "floor" else ApiConfig)(token_file=tokens)
+    start = Startup(service, logging.getLogger(f"station.{service}"))
+    with caplog.at_level(logging.WARNING):
+        start.token_store(api)
+    (said,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "nobody can log in" in said.getMessage() and "station token add" in said.getMessage()
+    assert f"{tokens} is missing" in said.getMessage()
+    caplog.clear()
+    config = config_file(tmp_path)
+    assert main(["token", "add", "--role", "viewer", "--name", "a", "--config", str(config)]) == 0
+    with caplog.at_level(logging.WARNING):
+        start.token_store(api)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
