@@ -5,6 +5,7 @@ archive's schema versions, the ones the schemas use."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -82,3 +83,43 @@ def test_the_changelog_has_a_heading_per_release() -> None:
     headings = re.findall(r"^## (\S+)", text, re.M)
     assert headings[0] == "Unreleased" and headings[1:3] == ["0.2.0", "0.1.0"], headings
     assert "**Releases.**" in text and "git tag -a vX.Y.Z" in text
+
+
+def test_an_sdist_and_a_wheel_built_from_it_carry_the_version(tmp_path: Path) -> None:
+    """A release's sdist (made from a tagged clone) says the tag's version, and a wheel
+    built from the sdist alone (no git in it) says the same."""
+    import tarfile
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-local", str(ROOT), str(clone))
+    git(clone, "tag", "-a", "v9.8.7", "-m", "release 9.8.7")
+    env = {**os.environ, "STATION_PURE_CORE": "1"}  # no mypyc compile: the version is asked
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "dist"), str(clone)],
+        capture_output=True,
+        check=True,
+        env=env,
+    )
+    (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
+    assert sdist.name == "baccarat_station-9.8.7.tar.gz"
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    (unpacked,) = (tmp_path / "unpacked").iterdir()
+    assert not (unpacked / ".git").exists()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path / "w"),
+            str(unpacked),
+        ],
+        check=True,
+        env=env,
+    )
+    (wheel,) = (tmp_path / "w").glob("*.whl")
+    assert wheel.name.startswith("baccarat_station-9.8.7-")
