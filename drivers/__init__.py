@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from drivers.base import CardReader
     from drivers.config import ReaderConfig
 
+#: The modules of the `camera` extra, and what to run when one is missing.
+CAMERA_MODULES = ("cv2", "pyzbar")
+CAMERA_EXTRA = (
+    "needs OpenCV and pyzbar, which a plain install leaves out: "
+    "pip install 'baccarat-station[camera]' (and apt-get install libzbar0 for barcodes)"
+)
+
 #: Builds a reader from its configuration (raises `station.shared.sections.ConfigError` when its
 #: own `[reader.NAME]` settings are wrong).
 ReaderFactory = Callable[["ReaderConfig"], "CardReader"]
@@ -50,8 +57,16 @@ def factory_for(name: str) -> ReaderFactory:
 
 
 def create_reader(config: ReaderConfig) -> CardReader:
-    """The reader that `config.driver` names, built from `config`."""
-    return factory_for(config.driver)(config)
+    """The reader that `config.driver` names, built from `config`; a ConfigError that
+    names the extra to install if the driver's libraries are not there (the camera's)."""
+    try:
+        return factory_for(config.driver)(config)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in CAMERA_MODULES:
+            raise
+        from station.shared.sections import ConfigError
+
+        raise ConfigError(f'[reader] driver = "{config.driver}" {CAMERA_EXTRA}') from None
 
 
 register("serial", "drivers.serial_reader:SerialReader")

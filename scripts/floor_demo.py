@@ -5,9 +5,12 @@ table as config/nats-server.conf has them), or with `--cluster N` (`make floor-d
 CLUSTER=3`) a JetStream cluster of N of them (config/nats-cluster.conf's shape, the
 stream on every node), four demo stations (the `sim` driver: a simulated shoe dealt by a
 bot, as `make run` starts one; each publishes its journal to the broker) and the floor
-service. Prints every address and the demo tokens, then runs until Ctrl-C, which stops
-them all. Everything lives under var/floor-demo/ (journals, the broker's store, the floor
-archive, the logs); a second run continues the same floor.
+service. Every station signs its journal with a key of its own (made in keys/ on the
+first run), whose public key the floor's config names (`[[table]] public_key`): the floor
+view shows each table signed, as in production. Prints every address and the demo tokens,
+then runs until Ctrl-C, which stops them all. Everything lives under var/floor-demo/
+(journals, keys, the broker's store, the floor archive, the logs); a second run continues
+the same floor.
 """
 
 from __future__ import annotations
@@ -47,9 +50,26 @@ GAMES = {
 TOKEN_LINE = re.compile(r"^\s+(viewer|dealer|supervisor|rig)\s+(\S+)$")
 
 
-def station_config(table: str, index: int, port: int, broker: str) -> str:
+def table_keys(home: Path) -> dict[str, tuple[Path, str]]:
+    """Each table's signing key file under `home`/keys (made if missing, mode 0600) and
+    its public key's text, as `station key show` prints it."""
+    from station.shared.signing import SigningKey
+
+    folder = home / "keys"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    keys: dict[str, tuple[Path, str]] = {}
+    for table in TABLES:
+        path = folder / f"{table}.pem"
+        if not path.exists():
+            SigningKey.generate().save(path)
+        keys[table] = (path, SigningKey.load(path).public.text)
+    return keys
+
+
+def station_config(table: str, index: int, port: int, broker: str, key: Path | None = None) -> str:
     """A demo station (config/demo.toml's dealer bot, its own seed and journal) that
-    publishes to the demo broker."""
+    publishes to the demo broker, its journal signed with `key` (if given)."""
+    signing = f'signing_key = "{key}"\n' if key is not None else ""
     return f"""# Written by `make floor-demo` (scripts/floor_demo.py).
 [table]
 id = "{table}"
@@ -68,7 +88,7 @@ supervisor_after = 8.0
 
 [journal]
 path = "{table}.db"
-
+{signing}
 [api]
 bind = "127.0.0.1:{port}"
 public_read = true
@@ -83,9 +103,18 @@ password = "env:FLOOR_PASSWORD"
 """
 
 
-def floor_config(port: int, broker: str, stations: dict[str, int], replicas: int = 1) -> str:
+def floor_config(
+    port: int,
+    broker: str,
+    stations: dict[str, int],
+    replicas: int = 1,
+    public_keys: dict[str, str] | None = None,
+) -> str:
+    """The demo floor: each table with its dashboard and (if given) its public key."""
+    keys = public_keys or {}
     tables = "".join(
         f'\n[[table]]\nid = "{t}"\nname = "Baccarat {t[-1]}"\ndashboard = "http://127.0.0.1:{p}/"\n'
+        + (f'public_key = "{keys[t]}"\n' if t in keys else "")
         for t, p in stations.items()
     )
     return f"""# Written by `make floor-demo` (scripts/floor_demo.py).
@@ -202,8 +231,12 @@ def main() -> int:
             print(f"floor-demo: {exc} (is port {args.broker_port} in use? --broker-port)")
             return 1
         ports = {t: args.station_port + i for i, t in enumerate(TABLES)}
+        keys = table_keys(home)
+        public = {table: text for table, (_, text) in keys.items()}
         floor_file = home / "floor.toml"
-        floor_file.write_text(floor_config(args.floor_port, broker.url, ports, args.cluster))
+        floor_file.write_text(
+            floor_config(args.floor_port, broker.url, ports, args.cluster, public)
+        )
         floor, floor_tokens = start(
             ["floor", "--config", str(floor_file), "--log-level", "warning"],
             home / "logs" / "floor.log",
@@ -213,7 +246,8 @@ def main() -> int:
         station_tokens: dict[str, dict[str, str]] = {}
         for i, user in enumerate(users):
             path = home / f"{user.table}.toml"
-            path.write_text(station_config(user.table, i, ports[user.table], broker.url))
+            key = keys[user.table][0]
+            path.write_text(station_config(user.table, i, ports[user.table], broker.url, key))
             station, tokens = start(
                 ["run", "--config", str(path), "--log-level", "warning"],
                 home / "logs" / f"{user.table}.log",
@@ -229,7 +263,7 @@ def main() -> int:
         for table, tokens in station_tokens.items():
             game = GAMES[table].replace("_", " ")
             url = f"http://127.0.0.1:{ports[table]}/"
-            print(f"  {table:<12}  {url}   (public read; dealer bot, {game})")
+            print(f"  {table:<12}  {url}   (public read; dealer bot, {game}; signed)")
             for role, token in tokens.items():
                 print(f"      {role:<10} {token}")
         print("Tokens last until the demo stops. Ctrl-C stops everything.\n", flush=True)

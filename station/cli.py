@@ -40,7 +40,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="station", description="Dealer-station controller for live baccarat tables."
     )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        help="print the version, and the journal's and the floor archive's schema versions",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in (only,) if only else COMMANDS:
         importlib.import_module(f"station.commands.{name}").add_parser(sub)
@@ -58,9 +62,12 @@ class _Version(argparse.Action):
 
     @staticmethod
     def show() -> int:
+        from station.shared import schema_versions
         from station.version import station_version
 
         print(f"station {station_version()}")
+        journal, archive = schema_versions.JOURNAL, schema_versions.ARCHIVE
+        print(f"journal schema {journal}, floor archive schema {archive}")
         return 0
 
 
@@ -73,6 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("cv2", "pyzbar"):
+            raise
+        # `station calibrate` or `scan` on an install without the camera's extra
+        print(
+            f"station {argv[0]}: the camera's tools need OpenCV and pyzbar, which a plain "
+            "install leaves out: pip install 'baccarat-station[camera]'",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         # Ctrl-C: a service has shut down cleanly by then (uvicorn stops the station, then
         # raises the signal again); a traceback would only hide that. 130 = 128 + SIGINT,

@@ -105,3 +105,21 @@ def test_the_commands_that_take_a_game_share_its_options() -> None:
                 takers.add(" ".join(path))
     assert {"simulate", "replay", "sim-shoe", "protect"} <= takers
     assert all(len(forms) == 1 for forms in shown.values()), shown
+
+
+def test_an_option_reads_the_same_in_every_command() -> None:
+    """One option, one metavar across the commands (`--decks N` everywhere, not `DECKS`
+    in one of them); counts are N, files FILE (not PATH)."""
+    seen: dict[str, dict[str, str]] = {}
+    for path, parser in parsers(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.nargs == 0 or action.choices:
+                continue
+            metavar = str(action.metavar or action.dest.upper())
+            seen.setdefault(action.option_strings[-1], {})[" ".join(path)] = metavar
+    differ = {option: used for option, used in seen.items() if len(set(used.values())) > 1}
+    assert not differ, differ
+    for option in ("--decks", "--shoes", "--rounds"):
+        assert set(seen[option].values()) == {"N"}, (option, seen[option])
+    paths = {o: u for o, u in seen.items() if any(m.endswith("PATH") for m in u.values())}
+    assert not paths, paths

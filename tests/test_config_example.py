@@ -42,3 +42,12 @@ def test_the_wheel_carries_the_examples(tmp_path: Path) -> None:
         for example in ("example.toml", "floor.example.toml"):
             shipped = archive.read(f"station/examples/{example}")
             assert shipped == (ROOT / "config" / example).read_bytes()
+
+
+def test_the_example_names_every_role() -> None:
+    """The example's role list is the station's (`display` was left out)."""
+    from station.shared.config import ROLES
+
+    text = (ROOT / "config" / "example.toml").read_text()
+    (line,) = [line for line in text.splitlines() if line.startswith("# Roles:")]
+    assert all(role in line for role in ROLES), (line, ROLES)

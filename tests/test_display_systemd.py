@@ -24,7 +24,10 @@ def test_the_kiosk_shows_the_display_and_comes_back(tmp_path: Path) -> None:
     service = keys["Service"]
     assert service["Restart"] == ["always"] and service["RestartSec"] == ["2s"]
     assert keys["Unit"]["StartLimitIntervalSec"] == ["0"]  # never gives up
-    assert keys["Install"]["WantedBy"] == ["graphical-session.target"]
+    # Reached at every login, LightDM's autologin too (graphical-session.target is not:
+    # LightDM never starts it)
+    assert keys["Install"]["WantedBy"] == ["default.target"]
+    assert {"DISPLAY=:0", "XAUTHORITY=%h/.Xauthority"} <= set(service["Environment"])
     assert "DISPLAY_URL=http://127.0.0.1:8000/display" in service["Environment"]
     (command,) = service["ExecStart"]
     words = shlex.split(command)

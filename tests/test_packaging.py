@@ -25,12 +25,18 @@ from tests.netkit import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
+SCM_VERSION: list[str] = []  # setuptools-scm's version of the checkout, as the wheel is built
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A clean venv with only the wheel (and its runtime dependencies) installed."""
     work = tmp_path_factory.mktemp("wheel")
+    # The version git gives the checkout as it is built (its tag, or its commit).
+    scm = subprocess.run(
+        [sys.executable, "-m", "setuptools_scm"], cwd=ROOT, capture_output=True, text=True
+    )
+    SCM_VERSION.append(scm.stdout.strip() if scm.returncode == 0 else "")
     subprocess.run(
         [
             sys.executable,
@@ -84,6 +90,16 @@ def test_the_wheel_carries_the_compiled_core(installed: Path) -> None:
     assert events.endswith(".py")  # left to Python (scripts/build_core.py says why)
 
 
+def test_a_plain_install_leaves_the_camera_extra_out(installed: Path) -> None:
+    """OpenCV and pyzbar (170 MB) come only with `[camera]`: a serial shoe needs neither
+    (the next test serves a simulated table from this venv)."""
+    code = "import importlib.util as u; print(u.find_spec('cv2'), u.find_spec('pyzbar'))"
+    out = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["None", "None"]
+
+
 def test_version(installed: Path) -> None:
     out = subprocess.run(
         [str(installed / "bin" / "station"), "--version"],
@@ -91,8 +107,11 @@ def test_version(installed: Path) -> None:
         text=True,
         check=True,
     )
-    assert out.stdout.strip().startswith("station ")
-    assert out.stdout.strip() != "station 0+unknown"  # the installed metadata is found
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("station ")
+    assert first != "station 0+unknown"  # the installed metadata is found
+    if SCM_VERSION[-1]:  # the wheel has the version git gave the checkout it was built from
+        assert first == f"station {SCM_VERSION[-1]}"
 
 
 def test_a_plain_install_serves_a_simulated_table(installed: Path, tmp_path: Path) -> None:

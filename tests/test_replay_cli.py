@@ -31,7 +31,11 @@ def test_seq_is_the_line_number_and_blank_lines_are_skipped() -> None:
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        (b"not json", "not valid JSON (invalid literal"),
+        (
+            b"not json",
+            "line 1 is not JSON: unexpected 'n' at column 1; an event is one JSON object, "
+            'e.g. {"type": "close_bets"}',
+        ),
         (b"[1, 2]", 'an event must be one JSON object, e.g. {"type": "close_bets"}; got an array'),
         (
             b'"shoe"',
@@ -49,9 +53,9 @@ def test_seq_is_the_line_number_and_blank_lines_are_skipped() -> None:
         (b'{"card": "AS"}', "'type' must be one of shoe, card, cut,"),
         (b'{"type": 7}', "'type' must be one of shoe, card, cut,"),
         (b'{"type": "card"}', 'a card event needs a "card" key (a card code, or null'),
-        (b"\xff\xfe{}", "not valid JSON (str is not valid UTF-8"),
-        (b'{"type": "shoe"', "not valid JSON (unexpected end of data: line 1 column 16)"),
-        (b"{'type': 'shoe'}", "not valid JSON (unexpected character"),
+        (b"\xff\xfe{}", "line 1 is not JSON: it is not UTF-8 text"),
+        (b'{"type": "shoe"', "line 1 is not JSON: it ends before its JSON value does (column 16)"),
+        (b"{'type': 'shoe'}", 'unexpected "\'" at column 2 (JSON strings take double quotes)'),
     ],
 )
 def test_lines_that_are_not_events_are_bad_input_and_the_run_goes_on(

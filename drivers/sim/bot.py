@@ -13,6 +13,11 @@ restart of the station, its shoe is gone). At a chemin de fer or baccarat banque
 the bot deals the game's roles and, when a hand's option waits (`due == "decision"`,
 `snap.option`), takes that hand's decision, drawing or standing at random.
 
+On demand (`misdeal`, `POST /api/sim/misdeal`: the demo's way to show a suspension now),
+the dealer bot deals a card before closing bets, at once if betting is open, else at the
+next round's betting: a dealer error the station suspends on (UNEXPECTED_CARD, or
+BURN_EXCESS in a shoe's first round), which the demo supervisor then resolves as any other.
+
 The bot sends one event at a time and waits until the station has committed it
 (`sink.settled()`) before it looks again, so it never acts on a stale state.
 
@@ -64,6 +69,7 @@ class SimReader:
         self._held: str | None = None  # a card drawn while the reader was down
         self._detail = "not started"
         self._dropped = False  # a simulated reader outage, until the table resumes
+        self._misdeal = threading.Event()  # asked for: a card before bets are closed
         self.sent = 0
         self.stop_commands = 0
 
@@ -102,6 +108,17 @@ class SimReader:
             stop.wait(wait)
         self._detail = "stopped"
 
+    def misdeal(self) -> str:
+        """Have the dealer bot make a dealer error soon (a card dealt while betting is still
+        open), so the table suspends; says when, in words. Called from the API's thread."""
+        self._misdeal.set()
+        return (
+            "the demo dealer deals a card before closing bets as soon as betting is open: "
+            "the table suspends on it (UNEXPECTED_CARD, or BURN_EXCESS just after a shoe's "
+            "burn) and the demo supervisor resumes it after "
+            f"{self.settings.supervisor_after:g} s unless someone acts first"
+        )
+
     # -- the dealer and the supervisor -----------------------------------------------------
 
     def step(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:
@@ -132,6 +149,11 @@ class SimReader:
             self._emit(sink, ev.end_shoe(actor="demo-supervisor", detail=no_record))
             return 0.0
         if due == "close_bets":
+            if self._misdeal.is_set() and self._shoe is not None:
+                self._misdeal.clear()
+                self._detail = "the dealer dealt a card before closing bets (asked for)"
+                self._deal(sink, faults=False)
+                return 0.0
             self._detail = f"betting open for round {snap.rounds_opened + 1}"
             wait = self._wait(f"bets {snap.seq}", s.betting_time, now)
             if not wait:
@@ -163,7 +185,7 @@ class SimReader:
         self._timer = None
         return 0.0
 
-    def _deal(self, sink: ReaderSink) -> None:
+    def _deal(self, sink: ReaderSink, faults: bool = True) -> None:
         assert self._shoe is not None
         card, self._held = self._held, None
         try:
@@ -176,7 +198,7 @@ class SimReader:
             self._shoe = None
             self._emit(sink, ev.end_shoe(actor="demo-supervisor", detail="the shoe ran out"))
             return
-        if self._rng.random() < self.settings.fault_chance:
+        if faults and self._rng.random() < self.settings.fault_chance:
             if self._rng.random() < 0.5:
                 self._unread = card
                 self._detail = "a card could not be read"
@@ -187,7 +209,8 @@ class SimReader:
                 self._dropped = True  # as a real reader's status says, until it is back
                 self._emit(sink, ev.fault("sim: the reader dropped off"))
             return
-        self._detail = f"dealt {card}"
+        if faults:
+            self._detail = f"dealt {card}"
         self._emit(sink, ev.card(card))
 
     def _supervise(self, sink: ReaderSink, snap: TableSnapshot, now: float) -> float:

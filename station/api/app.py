@@ -10,7 +10,19 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from station.api import docs, events, health, history, live, metrics, odds, protection, reads, web
+from station.api import (
+    docs,
+    events,
+    health,
+    history,
+    live,
+    metrics,
+    odds,
+    protection,
+    reads,
+    sim,
+    web,
+)
 from station.api.auth import Throttle
 from station.api.backfill import Backfills
 from station.api.display import router as display_router
@@ -60,7 +72,8 @@ def create_app(station: Station, tokens: TokenStore) -> FastAPI:
     app.include_router(reads.router)
     app.include_router(live.router)
     app.include_router(display_router)  # the players' screen: GET /display and its data
-    for router in (history.router, odds.router, protection.router, web.router, docs.router):
+    routers = (history.router, odds.router, protection.router, sim.router, web.router)
+    for router in (*routers, docs.router):
         app.include_router(router)
     generate_openapi = app.openapi
 

@@ -142,7 +142,7 @@ def add_parser(sub: Any) -> None:
             "--journal",
             type=Path,
             default=None,
-            metavar="PATH",
+            metavar="FILE",
             help="the journal file (default: [journal] path of the config)",
         )
         q.set_defaults(func=run)

@@ -34,6 +34,7 @@ def add_parser(sub: Any) -> None:
         "--decks",
         type=positive_int,
         default=None,
+        metavar="N",
         help="a full shoe of N decks (default: [table] decks of --config, else 8)",
     )
     shoe.add_argument(

@@ -1,4 +1,4 @@
-"""`station protect [--game G] [--decks N] [--index PATH] [FILE|-]`: the game-protection checks over
+"""`station protect [--game G] [--decks N] [--index FILE] [FILE|-]`: the game-protection checks over
 exported journals or replay files, one JSON line per alert.
 
 The events go through the rules core exactly as `station replay` runs them (the same
@@ -28,6 +28,8 @@ from station.commands.options import (
     table_from_args,
 )
 
+EXIT_ALERTS = 1  # an alert was reported (0: none; 2: usage)
+
 
 def probability(text: str) -> float:
     try:
@@ -48,13 +50,13 @@ def add_parser(sub: Any) -> None:
         "alert (SHOE_SEQUENCE, WEAK_SHUFFLE) with its code, figures and advice. A stream "
         "that says its table in its first line (an export, `station simulate`) is played "
         "at that table without --game and --config; a --game or --config of another game "
-        "is refused.",
+        "is refused. Exit status: 1 if an alert was reported, 0 if none, 2 on bad arguments.",
     )
     add_table_options(p)
     add_game_options(p)
     p.add_argument(
         "--index",
-        metavar="PATH",
+        metavar="FILE",
         default=None,
         help="check against, and add the shoes to, this protection index file (the "
         "station's [protection] index) (default: none, only the shoes of the input)",
@@ -136,8 +138,10 @@ def run(args: argparse.Namespace) -> int:
         weak_threshold=args.weak_below or DEFAULT_THRESHOLD,
     )
     out = sys.stdout.buffer
+    reported: list[str] = []  # the codes of the alerts printed
 
     def emit(alerts: list[Any]) -> None:
+        reported.extend(alert.code for alert in alerts)
         for alert in alerts:
             out.write(orjson.dumps(alert.as_dict()) + b"\n")
         if alerts:
@@ -165,4 +169,6 @@ def run(args: argparse.Namespace) -> int:
         close = getattr(history, "close", None)
         if close is not None:
             close()
-    return EXIT_OK
+    # A script gates on it as on `journal verify`: 1 when an alert (WEAK_SHUFFLE,
+    # SHOE_SEQUENCE) was reported, 0 when the shoes gave none.
+    return EXIT_ALERTS if reported else EXIT_OK

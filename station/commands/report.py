@@ -1,4 +1,4 @@
-"""`station report [--config FILE | --journal PATH...] [--from T] [--to T] [--table T]
+"""`station report [--config FILE | --journal FILE...] [--from T] [--to T] [--table T]
 [--format html|json] [-o FILE]`: game pace and dealer performance over a shift.
 
 Per table, per dealer (the token that closed betting) and per shoe: rounds per hour,
@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--journal",
-        metavar="PATH",
+        metavar="FILE",
         action="append",
         default=[],
         help="a journal file; repeat it for several tables (default: the --config's)",
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         paths.append(config.journal.path)
     if not paths:
-        print("station report: give --journal PATH or --config FILE", file=sys.stderr)
+        print("station report: give --journal FILE or --config FILE", file=sys.stderr)
         return EXIT_USAGE
     if args.start and args.end and args.end <= args.start:
         print("station report: --to must be after --from", file=sys.stderr)

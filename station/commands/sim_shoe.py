@@ -102,8 +102,8 @@ def add_parser(sub: Any) -> None:
         "--link",
         type=Path,
         default=None,
-        metavar="PATH",
-        help="make PATH a symlink to the pty (point [reader] url at it); needed "
+        metavar="FILE",
+        help="make FILE a symlink to the pty (point [reader] url at it); needed "
         "for the disconnect fault, which unplugs and replugs the pty (default: none, "
         "the pty's own name is printed)",
     )
@@ -141,6 +141,7 @@ def add_parser(sub: Any) -> None:
         "--rounds",
         type=positive_int,
         default=None,
+        metavar="N",
         help="at most N rounds per shoe; the supervisor then ends the shoe "
         "(default: deal to the cut card)",
     )

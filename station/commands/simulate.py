@@ -124,6 +124,7 @@ def add_parser(sub: Any) -> None:
         "--rounds",
         type=positive_int,
         default=None,
+        metavar="N",
         help="at most N rounds per shoe; the supervisor then ends the shoe (end_shoe) "
         "(default: no limit, deal to the cut card)",
     )

@@ -139,10 +139,22 @@ class Startup:
         self.json_log = config.log.format == "json"
 
     def token_store(self, api: ServiceApi) -> TokenStore:
-        """The tokens of `[api]` and its token file (ConfigError if the file is not valid)."""
+        """The tokens of `[api]` and its token file (ConfigError if the file is not valid,
+        or cannot be read: the message says what to chown). None at all is said loudly:
+        nobody could log in (the running service takes a token added later at once)."""
         from station.shared.tokens import TokenStore
 
-        return TokenStore(api.tokens, api.token_file)
+        tokens = TokenStore(api.tokens, api.token_file)
+        if tokens.count == 0 and not api.demo_tokens:
+            where = "missing" if not api.token_file.exists() else "empty"
+            self.log.warning(
+                "no API tokens ([api] tokens is empty, the token file %s is %s): nobody can "
+                "log in until one is added with `station token add --role ROLE --name NAME "
+                "--config FILE` (the running service takes it at once)",
+                api.token_file,
+                where,
+            )
+        return tokens
 
     def demo_tokens(self, tokens: TokenStore, roles: Iterable[str], service: str) -> None:
         """A token per role, kept in memory and shown to the operator (`[api] demo_tokens`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from station.commands.common import add_config_option, load_config
@@ -34,6 +35,13 @@ def add_parser(sub: Any) -> None:
     )
     a.add_argument(
         "--name", required=True, help="who holds it, e.g. game-server or alice; required, unique"
+    )
+    a.add_argument(
+        "--owner",
+        metavar="USER",
+        default=None,
+        help="as root: the service's user, who gets the token file (and its folder, made "
+        "if missing, mode 0750); default: the file's owner, else the folder's",
     )
     r = tsub.add_parser(
         "revoke",
@@ -82,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{e.name}\t{e.role}\t({path})")
         return EXIT_OK
     if args.action == "add":
+        owner = _owner(args.owner, path)
+        if isinstance(owner, str):
+            print(f"station token add: {owner}", file=sys.stderr)
+            return EXIT_USAGE
         name = args.name.strip()
         taken = {e.name for e in (*entries, *config.api.tokens)}
         if not name or name in taken:
@@ -93,7 +105,11 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         token = new_token()
         entry = TokenEntry(name=name, role=args.role, sha256=token_hash(token))
-        write_token_file(path, [*entries, entry])
+        try:
+            write_token_file(path, [*entries, entry], owner)
+        except ConfigError as exc:
+            print(f"station token add: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         print(token)
         print(
             f"token {name!r} ({args.role}) added to {path}; it is shown only this once",
@@ -113,6 +129,35 @@ def run(args: argparse.Namespace) -> int:
             f"station token revoke: no token named {args.name!r} in {path}{where}", file=sys.stderr
         )
         return EXIT_USAGE
-    write_token_file(path, kept)
+    try:
+        write_token_file(path, kept)
+    except ConfigError as exc:
+        print(f"station token revoke: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"token {args.name!r} revoked", file=sys.stderr)
     return EXIT_OK
+
+
+def _owner(user: str | None, path: Path) -> int | str | None:
+    """`--owner USER` as a user id, its folder made for it if missing (root only); or
+    what is wrong, in words."""
+    import grp
+    import os
+    import pwd
+
+    if user is None:
+        return None
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return f"--owner {user}: no such user (the service's is `baccarat` in the README)"
+    if os.geteuid() != 0:
+        return f"--owner {user}: only root can give a file to another user (run it with sudo)"
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o750, parents=True)
+        os.chown(path.parent, entry.pw_uid, entry.pw_gid)
+        print(
+            f"made {path.parent} for {user}:{grp.getgrgid(entry.pw_gid).gr_name} (mode 0750)",
+            file=sys.stderr,
+        )
+    return entry.pw_uid

@@ -313,15 +313,39 @@ def bad_input_reason(event: object) -> str | None:
     return None
 
 
-def not_json_reason(error: "json.JSONDecodeError") -> str:
-    """Why a line (or body) is not JSON: NaN and Infinity named (Python writes them, JSON
-    has no such numbers), otherwise the parser's words with where it stopped."""
+def not_json_reason(error: "json.JSONDecodeError", line: int | None = None) -> str:
+    """Why a line (`line`: its number) or a body is not JSON, in words: NaN and Infinity
+    named (Python writes them, JSON has no such numbers), else what was found where."""
+    head = "not valid JSON" if line is None else f"line {line} is not JSON"
     if error.doc[error.pos : error.pos + 8].startswith(("NaN", "Infinity")):
         return (
-            f"not valid JSON: NaN and Infinity are not JSON numbers (column {error.colno}); "
+            f"{head}: NaN and Infinity are not JSON numbers (column {error.colno}); "
             "send null or a number"
         )
-    return f"not valid JSON ({error.msg}: line {error.lineno} column {error.colno})"
+    return f"{head}: {_what_went_wrong(error)}; {ONE_OBJECT}"
+
+
+#: What every line (and body) must be.
+ONE_OBJECT = 'an event is one JSON object, e.g. {"type": "close_bets"}'
+
+
+def _what_went_wrong(error: "json.JSONDecodeError") -> str:
+    """The parser's finding in plain words (orjson's "invalid literal, expected 'null'"
+    for a line of text says nothing to someone who sent text)."""
+    where = (
+        f"line {error.lineno} column {error.colno}"
+        if error.lineno > 1
+        else (f"column {error.colno}")
+    )
+    if "UTF-8" in error.msg:
+        return "it is not UTF-8 text"
+    if "end of data" in error.msg:
+        return f"it ends before its JSON value does ({where})"
+    found = error.doc[error.pos : error.pos + 1] if error.pos < len(error.doc) else ""
+    if found and ("literal" in error.msg or "unexpected character" in error.msg):
+        quoted = " (JSON strings take double quotes)" if found == "'" else ""
+        return f"unexpected {found!r} at {where}{quoted}"
+    return f"{error.msg} at {where}"
 
 
 @functools.cache

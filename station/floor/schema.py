@@ -21,14 +21,14 @@ from station.floor.decisions import COLUMNS, KINDS_3, decision_table
 from station.floor.epochs import EPOCH_TABLE, SUPERSEDED_TABLE
 from station.floor.keys import KEY_TABLE
 from station.floor.tip import Tip
-from station.shared import stamps
+from station.shared import schema_versions, stamps
 
 log = logging.getLogger("station.floor.archive")
 
 #: SQLite's `application_id` of a floor archive ("BFLR"): a station journal or another
 #: program's database given as `[archive] path` is refused, not taken over.
 APPLICATION_ID = stamps.ARCHIVE
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = schema_versions.ARCHIVE
 #: The first schema; `UPGRADES` brings it to `SCHEMA_VERSION`.
 SCHEMA = (
     """

@@ -61,7 +61,7 @@ def verdict_lines(
                     continue  # a blank line: skipped, but it keeps its line number
                 row: dict[str, Any] = table.apply(None)  # type: ignore[assignment]
                 row["seq"] = seq
-                row["reason"] = not_json_reason(exc)
+                row["reason"] = not_json_reason(exc, seq)
                 event = None
             else:
                 row = apply(event)  # type: ignore[assignment]

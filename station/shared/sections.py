@@ -23,6 +23,10 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
+    except PermissionError:
+        from station.shared.readable import why_unreadable
+
+        raise ConfigError(f"cannot read the config {path}: {why_unreadable(path)}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read the config {path}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from station.live.journal.errors import JournalError
-from station.shared import stamps
+from station.shared import schema_versions, stamps
 from station.shared.rows import GENESIS, row_hash
 
 SCHEMA = """
@@ -60,7 +60,7 @@ OutboxEntry = tuple[str, int, str, bytes]
 #: `[journal] path` is refused instead of taken over.
 APPLICATION_ID = stamps.JOURNAL
 #: The journal's layout, in SQLite's `user_version`. A station refuses a newer one.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = schema_versions.JOURNAL
 #: Explicit migrations: MIGRATIONS[n] are the statements that take schema n to n + 1.
 #: 0 is a journal of station 0.1.0: the same table, before files were stamped; 1 had no
 #: outbox; 2 no signatures; 3 no outbox seals (nor a signed head anchor).

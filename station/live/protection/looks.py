@@ -19,12 +19,16 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
+from typing import TypeVar
 
 from station.core.protection.shuffle import DealtShoe, ShuffleScore, weak_look
+from station.live.children import ignore_sigint, run_below_station, sigint_held
 
 log = logging.getLogger("station.live.protection")
+T = TypeVar("T")
 
 #: The worker's niceness: below the station's threads, which decide the cards.
 NICE = 10
@@ -37,8 +41,10 @@ def _in_worker(station: int) -> None:
     the station (`station`: its pid, given by the station itself, since one killed while
     this worker was starting is not this process's parent any more). A station killed
     outright (SIGKILL, a crash) cannot stop its worker; left behind, it would hold the
-    station's stdout and stderr (and a supervisor's pipe reading them) open for good."""
-    with contextlib.suppress(OSError):
+    station's stdout and stderr (and a supervisor's pipe reading them) open for good.
+    A terminal's Ctrl-C is the station's: it closes this worker as it stops."""
+    ignore_sigint()
+    with contextlib.suppress(OSError):  # the station says so if it cannot be had
         os.nice(NICE)
     threading.Thread(target=_end_with, args=(station,), name="station watch", daemon=True).start()
 
@@ -66,7 +72,7 @@ class LookWorker:
     ) -> ShuffleScore | None:
         args = (previous, list(shoe), decks, look, threshold)
         try:
-            return self._worker().submit(weak_look, *args).result()
+            return self._submit(weak_look, *args).result()
         except (BrokenProcessPool, OSError) as exc:
             log.warning(
                 "game protection: the shuffle look's process failed (%s); looking in the "
@@ -81,19 +87,30 @@ class LookWorker:
         CPU: better at the station's start than during a shoe). A worker that cannot be
         started is said once; the looks are then made in this process."""
         try:
-            self.pid()
+            pid = self.pid()
         except (BrokenProcessPool, OSError) as exc:
             log.warning("game protection: no process for the shuffle looks (%s)", exc)
             self.close()
+            return
+        run_below_station(pid, NICE, "game protection: the shuffle looks' process", log, idle=False)
 
     def pid(self) -> int:
         """The worker's process id (starting it if need be): what tests check."""
-        return self._worker().submit(_pid).result()
+        return self._submit(_pid).result()
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self, fn: Callable[..., T], *args: object) -> concurrent.futures.Future[T]:
+        """`fn(*args)` in the worker, started if need be (in `submit`, by this thread) with
+        SIGINT held: a Ctrl-C during its imports must not end it with a traceback. The
+        resource tracker, which multiprocessing starts with its first pool, unblocks SIGINT
+        as it starts: started first, it cannot undo the hold."""
+        resource_tracker.ensure_running()
+        with sigint_held():
+            return self._worker().submit(fn, *args)
 
     def _worker(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:

@@ -36,6 +36,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from station.live.children import run_below_station, sigint_held
 from station.live.publisher.publisher import PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig, KeyFile
 from station.shared.rows import Pending
@@ -116,18 +117,19 @@ class PublisherProcess:
         os.set_blocking(wake_write, False)
         env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
         try:
-            self._process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "station.live.publisher.worker",
-                    str(theirs.fileno()),
-                    str(wake_read),
-                ],
-                pass_fds=(theirs.fileno(), wake_read),
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
+            with sigint_held():  # the worker ignores SIGINT before it can come
+                self._process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "station.live.publisher.worker",
+                        str(theirs.fileno()),
+                        str(wake_read),
+                    ],
+                    pass_fds=(theirs.fileno(), wake_read),
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
         except OSError:
             ours.close()
             os.close(wake_write)
@@ -248,9 +250,5 @@ def yield_to_station(pid: int) -> None:
     waits for no row sent to the floor, and the rows wait in the journal (a floor's
     delay, never a loss). At the station's priority the publisher moved the station's
     p99 more when cards came back to back (docs/BENCHMARKS.md, "the station's p99 with
-    its floor, measured in one station")."""
-    try:
-        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, NICE)
+    its floor, measured in one station"). The log says so if neither can be had."""
+    run_below_station(pid, NICE, "floor: the publisher process", log, idle=True)

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from station.live.children import ignore_sigint
 from station.live.publisher.process import encode
 from station.live.publisher.publisher import BURST_GAP, Publisher, PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig, KeyFile
@@ -235,7 +236,7 @@ def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
 
 
 def main(argv: list[str]) -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_sigint()  # blocked until now (station.live.children.sigint_held)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     control = socket.socket(fileno=int(argv[1]))
     return asyncio.run(Worker(control, int(argv[2])).run())
