@@ -40,7 +40,7 @@ NEW_KEY, EPOCH = "new_key", "epoch"
 #: replay): each stays open for a supervisor, one per table at a time.
 ROLLBACK, STALE_HEARTBEAT = "ROLLBACK", "STALE_HEARTBEAT"
 #: A table's archive holds `[floor] held_rows` rows its key did not sign: more are not
-#: stored, only counted (`held`). One per table while it is open.
+#: stored, only counted (`holding`). One per table while it is open.
 HELD_FULL = "HELD_FULL"
 
 

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from station.core.protection import FALSE_ALARM_BUDGET
-from station.floor.held import HELD_ROWS
+from station.floor.holding import HELD_ROWS
 from station.shared.broker_login import BrokerLogin
 from station.shared.config import LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve

@@ -18,7 +18,7 @@ from typing import Any
 from station.floor.alerts import ALERTS_KEPT, Alert, read_alerts
 from station.floor.arrival import FloorRow
 from station.floor.decisions import Decision, read_decisions
-from station.floor.held import read_dropped
+from station.floor.holding import read_dropped
 from station.shared.rows import GENESIS
 
 #: A row as `rows` reads it: the journal's columns, then its signature.
@@ -92,7 +92,7 @@ class ArchiveReader:
         return {t: n for t, n in cur}
 
     def dropped_counts(self) -> dict[str, int]:
-        """Rows not kept per table, its bound of held rows full (`held`)."""
+        """Rows not kept per table, its bound of held rows full (`holding`)."""
         return read_dropped(self._db)
 
     def new_epochs(self) -> dict[str, int]:

@@ -19,7 +19,7 @@ from station.floor.archive import Archive
 from station.floor.arrival import Arrival
 from station.floor.board import Board
 from station.floor.config import ConfigError, FloorServiceConfig, FloorTableConfig, from_mapping
-from station.floor.held import HELD_ROWS
+from station.floor.holding import HELD_ROWS
 from station.floor.schema import SCHEMA_VERSION
 from station.shared.rows import Row
 from station.shared.signing import SigningKey
@@ -116,6 +116,24 @@ def test_rows_the_tables_key_signed_are_held_past_a_full_bound(
     assert (EPOCH if notice else ROLLBACK) in [a.kind for a in came.raised]
 
 
+def test_a_first_use_stations_rows_are_not_pushed_out_by_junk(tmp_path: Path) -> None:
+    """No key configured: the station's rows wait, signed by the key its first row names,
+    for a supervisor to accept it. A flood of junk fills its own bound only: the
+    station's rows are all held, and taken once the key is accepted."""
+    key = SigningKey.generate()
+    rows = station_rows(tmp_path, key, count=12)
+    with Archive(tmp_path / "floor.db", held_rows=BOUND) as archive:
+        archive.commit(arrivals(rows[:2]))
+        archive.commit(junk(range(BOUND * 3)))
+        archive.commit(arrivals(rows[2:]))
+        held, dropped = archive.held_counts()[T], archive.dropped_counts()[T]
+        accepted = archive.accept_key(T, key.public.fingerprint, *BOSS, "station key show")
+        left = archive.held_counts()[T]
+    assert held == BOUND + len(rows) and dropped == BOUND * 2
+    assert [r.seq for r in accepted.accepted] == [r.seq for r in rows]
+    assert left == BOUND  # the junk, forged now, stays held
+
+
 def test_the_count_and_the_alert_outlive_a_restart_and_show_on_the_tables_line(
     tmp_path: Path,
 ) -> None:
@@ -138,15 +156,15 @@ def test_the_count_and_the_alert_outlive_a_restart_and_show_on_the_tables_line(
 
 
 def test_an_archive_of_schema_4_is_upgraded_its_held_rows_counted(tmp_path: Path) -> None:
-    """Schema 5 adds which held rows the key signed and the `dropped` table: an archive of
+    """Schema 5 adds which key signed each held row and the `dropped` table: an archive of
     schema 4 keeps every held row (counted as unsigned: none is ever dropped)."""
     path = tmp_path / "floor.db"
     with Archive(path) as archive:
         archive.commit(junk(range(150)))
     db = sqlite3.connect(path, isolation_level=None)
     for sql in (
-        "DROP INDEX held_unsigned",
-        "ALTER TABLE held DROP COLUMN signed",
+        "DROP INDEX held_signer",
+        "ALTER TABLE held DROP COLUMN signer",
         "DROP TABLE dropped",
         "PRAGMA user_version = 4",
     ):
@@ -158,7 +176,7 @@ def test_an_archive_of_schema_4_is_upgraded_its_held_rows_counted(tmp_path: Path
         assert upgraded.held_counts() == {T: 150} and upgraded.dropped_counts() == {T: 10}
     db = sqlite3.connect(path, isolation_level=None)
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
-    assert db.execute("SELECT count(*) FROM held WHERE signed = 0").fetchone()[0] == 150
+    assert db.execute("SELECT count(*) FROM held WHERE signer = 0").fetchone()[0] == 150
     db.close()
 
 

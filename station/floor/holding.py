@@ -5,11 +5,14 @@ counted (`dropped`), with one HELD_FULL alert while it is open.
 Why a bound, and why on those rows only: a table's broker login can publish as many
 distinct junk messages as it likes (forged rows, messages that are not rows, rows of
 another key), and each one the archive held would stay in it for good, so one login
-could grow the floor's disk without end. A row the table's key signed is always kept:
-only the station's key makes one, so there are only as many as the station signed,
-and it may be a new epoch or a rollback a supervisor must decide. So junk never pushes
-out a row of the station's, and a flood costs the floor at most `held_rows` rows a
-table. Every function works inside the caller's transaction (the archive's writer).
+could grow the floor's disk without end. A row the table's trusted key signed is always
+kept (`TRUSTED`): only the station's key makes one, so there are only as many as the
+station signed, and it may be a new epoch or a rollback a supervisor must decide. A
+row signed by the key the table's station named on first use, which waits for a
+supervisor (`PENDING_KEY`), has a bound of its own: junk without that signature
+(`UNSIGNED`) never pushes out the station's rows waiting for its key to be accepted.
+So a flood costs the floor at most `held_rows` rows of each kind a table. Every function
+works inside the caller's transaction (the archive's writer).
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import sqlite3
 #: fills a disk (about 10 MB a table at 1 KB a row).
 HELD_ROWS = 10_000
 
-#: Schema 5: which held rows the table's key signed (never bound, never dropped), and
-#: an index to count the others fast.
-HELD_SIGNED = "ALTER TABLE held ADD COLUMN signed INTEGER NOT NULL DEFAULT 0"
-HELD_UNSIGNED_INDEX = "CREATE INDEX held_unsigned ON held (table_id) WHERE signed = 0"
+#: Who signed a held row (its `signer`): no key the floor knows, the table's trusted key
+#: (never bound), the key its station named on first use, waiting for a supervisor.
+UNSIGNED, TRUSTED, PENDING_KEY = 0, 1, 2
+#: Schema 5: each held row's signer, and an index to count a table's of each fast.
+HELD_SIGNER = "ALTER TABLE held ADD COLUMN signer INTEGER NOT NULL DEFAULT 0"
+HELD_SIGNER_INDEX = "CREATE INDEX held_signer ON held (table_id, signer)"
 #: Schema 5: per table, the rows not kept because its bound was full, and when.
 DROPPED_TABLE = """
     CREATE TABLE dropped (
@@ -37,10 +42,13 @@ DROPPED_TABLE = """
 """
 
 
-def room(db: sqlite3.Connection, table: str, bound: int) -> bool:
-    """Whether the table holds fewer than `bound` rows its key did not sign."""
+def room(db: sqlite3.Connection, table: str, signer: int, bound: int) -> bool:
+    """Whether a held row of `signer` may be stored: always for the trusted key's, else
+    if the table holds fewer than `bound` rows of that signer."""
+    if signer == TRUSTED:
+        return True
     found: int = db.execute(
-        "SELECT count(*) FROM held WHERE table_id = ? AND signed = 0", (table,)
+        "SELECT count(*) FROM held WHERE table_id = ? AND signer = ?", (table, signer)
     ).fetchone()[0]
     return found < bound
 
@@ -74,7 +82,7 @@ def full_words(table: str, bound: int) -> str:
     """The HELD_FULL alert's words."""
     return (
         f"table {table}'s archive holds {bound} rows its key did not sign (forged, "
-        "malformed, of an unknown key: the most [floor] held_rows keeps); more such rows "
+        "malformed, of a key not trusted: the most [floor] held_rows keeps); more such rows "
         "are not stored, only counted on the table's line (dropped). Someone floods the "
         "table's subject with its broker login: change that login's password (the broker's "
         "config) and find who had it. Rows the table's key signed are still kept and "
