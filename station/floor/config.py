@@ -282,10 +282,11 @@ class FloorSettings(Section):
         HELD_ROWS,
         ge=100,
         le=10_000_000,
-        description="rows of a table its key did not sign (forged, malformed, of an "
-        "unknown key) the archive holds at most; more are not stored, only counted "
-        "(dropped, HELD_FULL): one login's flood cannot fill the floor's disk. Rows the "
-        "key signed are always kept",
+        description="rows of a table its trusted key did not sign (forged, malformed, of "
+        "another key) the archive holds at most, and as many signed by a first-use key "
+        "waiting for a supervisor; more are not stored, only counted (dropped, "
+        "HELD_FULL): one login's flood cannot fill the floor's disk. Rows the trusted key "
+        "signed are always kept",
     )
 
 
