@@ -436,7 +436,7 @@ class Archive(ArchiveReader):
                 return
         if not holding.room(self._db, table, signer, self.held_rows):
             if seq is None or not holding.is_held(self._db, table, seq, digest):
-                self._dropped(table, received, done)
+                self._dropped(table, signer, received, done)
             return
         cur = self._db.execute(
             "INSERT OR IGNORE INTO held (table_id, seq, hash, reason, body, received, signer) "
@@ -450,12 +450,12 @@ class Archive(ArchiveReader):
             elif message:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
-    def _dropped(self, table: str, received: str, done: Committed) -> None:
+    def _dropped(self, table: str, signer: int, received: str, done: Committed) -> None:
         """A row of the table's not stored, its bound full: counted, alerted once while
         the alert is open (a flood sends thousands; the count on the table's line says
         how many)."""
         holding.count_dropped(self._db, table, received)
-        words = holding.full_words(table, self.held_rows)
+        words = holding.full_words(table, signer, self.held_rows)
         done.alerted(raise_once(self._db, table, None, HELD_FULL, words, received))
 
     def _release(self, table: str, heads: Heads, received: str, done: Committed) -> None:

@@ -78,13 +78,20 @@ def read_dropped(db: sqlite3.Connection) -> dict[str, int]:
     return {t: n for t, n in db.execute("SELECT table_id, rows FROM dropped ORDER BY table_id")}
 
 
-def full_words(table: str, bound: int) -> str:
-    """The HELD_FULL alert's words."""
+def full_words(table: str, signer: int, bound: int) -> str:
+    """The HELD_FULL alert's words, for the kind of rows (`signer`) whose bound is full."""
+    if signer == PENDING_KEY:
+        what = (
+            "signed by the key its station named on first use, which waits for a supervisor "
+            "(accept the key if it is the station's: its rows are then archived; set the "
+            "station's own key if it is not)"
+        )
+    else:
+        what = "its key did not sign (forged, malformed, another key's)"
     return (
-        f"table {table}'s archive holds {bound} rows its key did not sign (forged, "
-        "malformed, of a key not trusted: the most [floor] held_rows keeps); more such rows "
-        "are not stored, only counted on the table's line (dropped). Someone floods the "
-        "table's subject with its broker login: change that login's password (the broker's "
-        "config) and find who had it. Rows the table's key signed are still kept and "
-        "archived"
+        f"table {table}'s archive holds {bound} rows {what}: the most [floor] held_rows "
+        "keeps; more such rows are not stored, only counted on the table's line "
+        "(dropped). If they are junk, someone floods the table's subject with its broker "
+        "login: change that login's password (the broker's config) and find who had it. "
+        "Rows the table's trusted key signed are still kept and archived"
     )

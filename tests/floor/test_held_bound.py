@@ -134,6 +134,16 @@ def test_a_first_use_stations_rows_are_not_pushed_out_by_junk(tmp_path: Path) ->
     assert left == BOUND  # the junk, forged now, stays held
 
 
+def test_a_full_first_use_bound_says_what_to_decide(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    rows = station_rows(tmp_path, key, count=12)
+    with Archive(tmp_path / "floor.db", held_rows=5) as archive:
+        done = archive.commit(arrivals(rows))
+        assert archive.held_counts() == {T: 5} and archive.dropped_counts() == {T: len(rows) - 5}
+    [full] = [a for a in done.raised if a.kind == HELD_FULL]
+    assert "named on first use" in full.message and "accept the key" in full.message
+
+
 def test_the_count_and_the_alert_outlive_a_restart_and_show_on_the_tables_line(
     tmp_path: Path,
 ) -> None:
