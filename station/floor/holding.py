@@ -21,8 +21,9 @@ import sqlite3
 
 #: The default bound a table (`[floor] held_rows`): above what an honest table holds
 #: unsigned for a supervisor (a first-use key's rows before it is accepted, an unsigned
-#: station's broken chain: a shoe is about 490 rows, so about 20 shoes), far below what
-#: fills a disk (about 10 MB a table at 1 KB a row).
+#: station's broken chain: a shoe is about 490 rows, so about 20 shoes), and what a disk
+#: takes: a few MB a table of row-sized junk, at most 1.3 GB of the largest messages the
+#: broker takes (128 KiB).
 HELD_ROWS = 10_000
 
 #: Who signed a held row (its `signer`): no key the floor knows, the table's trusted key
