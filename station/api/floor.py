@@ -178,6 +178,10 @@ class FloorTable(BaseModel):
     station_seq: int | None = Field(description="the station's last journal row (heartbeat)")
     rows_behind: int | None = Field(description="station_seq - archived_seq (null: not known)")
     held: int = Field(description="rows held back (gap or broken chain), not archived")
+    dropped: int = Field(
+        description="rows not kept at all: the table's held rows its key did not sign "
+        "reached [floor] held_rows (a flood with its broker login: HELD_FULL)"
+    )
     gap: Gap | None = Field(
         description="the rows missing before the first row held behind a gap (what "
         "accept-gap takes), else null"

@@ -39,6 +39,9 @@ NEW_KEY, EPOCH = "new_key", "epoch"
 #: not newer than the last one believed or older than the floor's clock allows (a
 #: replay): each stays open for a supervisor, one per table at a time.
 ROLLBACK, STALE_HEARTBEAT = "ROLLBACK", "STALE_HEARTBEAT"
+#: A table's archive holds `[floor] held_rows` rows its key did not sign: more are not
+#: stored, only counted (`holding`). One per table while it is open.
+HELD_FULL = "HELD_FULL"
 
 
 @dataclass(frozen=True, slots=True)

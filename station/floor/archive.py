@@ -20,6 +20,11 @@ into the archive only if its hash matches its contents (by the station's own
   new epoch: `epochs`): held with the rows after it until a supervisor accepts the new
   chain, which begins the table's next epoch; the rows it replaces stay archived.
 
+What a table's trusted key did not sign is held up to `held_rows` rows a table (`holding`;
+as many again of rows signed by a first-use key waiting for a supervisor): past that it
+is not stored, only counted, with one HELD_FULL alert, so one login's flood of junk
+cannot grow the archive without end; what the trusted key signed is always held.
+
 Only a supervisor lets a table go on past a gap or a broken chain (`accept_gap`,
 `accept_chain`, see `decisions`), trusts a key on first use (`accept_key`), or
 acknowledges an alert; `supervision` checks and records each decision, in one of this
@@ -40,11 +45,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from station.floor import epochs, keys, supervision
+from station.floor import epochs, holding, keys, supervision
 from station.floor.alerts import (
     EPOCH,
     FORGED_MESSAGE,
     FORGED_ROW,
+    HELD_FULL,
     NEW_KEY,
     ROLLBACK,
     gap_words,
@@ -75,8 +81,10 @@ class Archive(ArchiveReader):
     commits and the supervisors' decisions take turns under `_writing`); what it reads
     is `ArchiveReader`'s."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], held_rows: int = holding.HELD_ROWS) -> None:
         self.path = Path(path)
+        #: The most rows a table's key did not sign the archive holds of it (`holding`).
+        self.held_rows = held_rows
         self._db, lock = open_archive(self.path)
         self._lock: int | None = lock
         self._writing = threading.Lock()
@@ -145,6 +153,7 @@ class Archive(ArchiveReader):
             done.waiting = self.waiting() if done.held_counts else {}
             done.new_epochs = self.new_epochs() if done.held_counts else {}
             done.forged = self.forged_counts() if done.held_counts else {}
+            done.dropped = self.dropped_counts()
             done.keys = self.keys
             done.alerts = self.alerts()
         for alert in done.raised:
@@ -193,14 +202,17 @@ class Archive(ArchiveReader):
         if checked.verdict == keys.PENDING:
             self._pending(row, body, received, done, checked)
             return
+        signer = self._signer(row, checked)
         branch = epochs.follows(self._db, row)  # a later row of a held branch
         if branch is not None:
             kind = EPOCH if branch == "epoch" else ROLLBACK
-            self._held(done, table, seq, row.hash, branch, body, received, kind, "")
+            self._held(done, table, seq, row.hash, branch, body, received, kind, "", signer=signer)
             return
         if seq > head_seq + 1:
             words = gap_words(head_seq, seq)
-            self._held(done, table, seq, row.hash, "gap", body, received, "gap", words)
+            self._held(
+                done, table, seq, row.hash, "gap", body, received, "gap", words, signer=signer
+            )
             return
         if row.prev_hash != head_hash:
             self._held(
@@ -215,6 +227,7 @@ class Archive(ArchiveReader):
                 f"row {seq} does not link to row {head_seq} (its prev_hash "
                 f"{row.prev_hash[:12]}… is not {head_hash[:12]}…): the chain is broken; "
                 "the row and every later one are held, not archived",
+                signer=signer,
             )
             return
         self._archive(row, heads, received, done, checked.key)
@@ -231,23 +244,29 @@ class Archive(ArchiveReader):
         if have == row.hash or epochs.superseded_has(db, table, seq, row.hash):
             done.duplicates += 1
             return
+        signer = holding.UNSIGNED
         if row.hash_ok():
             checked = self._check(row)
             if checked.verdict == keys.FORGED:
                 self._forged(row, body, received, done, checked)
                 return
+            signer = self._signer(row, checked)
             if have is not None and epochs.branches(db, row):
-                self._branch(row, body, head_seq, received, done)
+                self._branch(row, body, head_seq, received, done, signer)
                 return
             branch = None if have is None else epochs.follows(db, row)
             if branch is not None:  # a later row of a branch held already (alerted)
                 kind = EPOCH if branch == "epoch" else ROLLBACK
-                self._held(done, table, seq, row.hash, branch, body, received, kind, "")
+                self._held(
+                    done, table, seq, row.hash, branch, body, received, kind, "", signer=signer
+                )
                 return
         late = None if have is not None else supervision.accepted_gap(db, table, seq)
         if late is not None:  # the archive went on without it
             words = supervision.late_words(seq, late)
-            self._held(done, table, seq, row.hash, "conflict", body, received, "late", words)
+            self._held(
+                done, table, seq, row.hash, "conflict", body, received, "late", words, signer=signer
+            )
             return
         self._held(
             done,
@@ -261,10 +280,17 @@ class Archive(ArchiveReader):
             f"row {seq} arrived again with other contents (hash {row.hash[:12]}…, the "
             f"archive has {have[:12] if have else 'none'}…): the table's journal "
             "was changed or replaced; the new row is held, not archived",
+            signer=signer,
         )
 
     def _branch(
-        self, row: FloorRow, body: bytes, head_seq: int, received: str, done: Committed
+        self,
+        row: FloorRow,
+        body: bytes,
+        head_seq: int,
+        received: str,
+        done: Committed,
+        signer: int,
     ) -> None:
         """A row (its station's, by the table's key) that branches off an archived row:
         a new epoch held for a supervisor if it is an epoch's notice (a restore's, a
@@ -274,18 +300,45 @@ class Archive(ArchiveReader):
         if epochs.begins_epoch(row):
             number = epochs.current(self._db, table) + 1
             words = epochs.branch_words(row, head_seq, number)
-            self._held(done, table, seq, row.hash, "epoch", body, received, EPOCH, words)
+            self._held(
+                done, table, seq, row.hash, "epoch", body, received, EPOCH, words, signer=signer
+            )
             return
         words = epochs.rollback_words(row, head_seq)
         # Each rollback its own alert when the table's key signed it (a second one after
         # an acknowledged first must be seen too); one at a time for an unsigned table,
         # whose rows anyone with its login can make.
-        signed = self._keys_now.get(table) is not None and row.signature is not None
-        self._held(done, table, seq, row.hash, "rollback", body, received, ROLLBACK, words, signed)
+        each = self._keys_now.get(table) is not None and row.signature is not None
+        self._held(
+            done,
+            table,
+            seq,
+            row.hash,
+            "rollback",
+            body,
+            received,
+            ROLLBACK,
+            words,
+            each,
+            signer=signer,
+        )
 
     def _check(self, row: FloorRow) -> Checked:
         """The row against its table's key (`keys.check_row`)."""
         return keys.check_row(row.table, self._keys_now.get(row.table), row)
+
+    def _signer(self, row: FloorRow, checked: Checked) -> int:
+        """Who signed the row (`holding`): the key the floor trusts for its table (`checked`
+        ok: a row only its station makes, held past `held_rows`), the key its station
+        named on first use (waiting for a supervisor), or neither."""
+        key = self._keys_now.get(row.table)
+        if key is None or key.key is None or row.signature is None:
+            return holding.UNSIGNED
+        if key.trusted is not None:
+            return holding.TRUSTED if checked.verdict == keys.OK else holding.UNSIGNED
+        return (
+            holding.PENDING_KEY if key.key.verify_row(row.hash, row.signature) else holding.UNSIGNED
+        )
 
     def _set_key(self, key: TableKey) -> None:
         """A table's key as it is from now on (inside a transaction)."""
@@ -306,7 +359,10 @@ class Archive(ArchiveReader):
         if checked.key is not None and row.table not in self._keys_now:
             self._set_key(checked.key)
         words = checked.words or "the table's key waits for a supervisor"
-        self._held(done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words)
+        signer = self._signer(row, checked)
+        self._held(
+            done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words, signer=signer
+        )
 
     def _archive(
         self,
@@ -362,11 +418,15 @@ class Archive(ArchiveReader):
         kind: str,
         message: str,
         every: bool = False,
+        *,
+        signer: int = holding.UNSIGNED,
     ) -> None:
         """Keep a row that cannot be archived, and say so (an alert of `kind`, unless one
         is open for the table already: a replaced journal sends hundreds of rows that do
         not fit; the first says it, the held rows count the rest; `every`: an alert for
-        each such row). Nothing if it is held already (sent again)."""
+        each such row). Nothing if it is held already (sent again). A row its table's
+        trusted key did not sign (`signer`) is not stored once the table holds
+        `held_rows` rows of that signer: counted instead (`_dropped`)."""
         if seq is None:  # SQLite's UNIQUE lets NULLs repeat: look for the same body
             same = self._db.execute(
                 "SELECT 1 FROM held WHERE table_id = ? AND seq IS NULL AND body = ?",
@@ -374,10 +434,14 @@ class Archive(ArchiveReader):
             ).fetchone()
             if same is not None:
                 return
+        if not holding.room(self._db, table, signer, self.held_rows):
+            if seq is None or not holding.is_held(self._db, table, seq, digest):
+                self._dropped(table, signer, received, done)
+            return
         cur = self._db.execute(
-            "INSERT OR IGNORE INTO held (table_id, seq, hash, reason, body, received) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (table, seq, digest, reason, body, received),
+            "INSERT OR IGNORE INTO held (table_id, seq, hash, reason, body, received, signer) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (table, seq, digest, reason, body, received, signer),
         )
         if cur.rowcount == 1:
             done.held += 1
@@ -385,6 +449,14 @@ class Archive(ArchiveReader):
                 done.alerted(raise_alert(self._db, table, seq, kind, message, received))
             elif message:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
+
+    def _dropped(self, table: str, signer: int, received: str, done: Committed) -> None:
+        """A row of the table's not stored, its bound full: counted, alerted once while
+        the alert is open (a flood sends thousands; the count on the table's line says
+        how many)."""
+        holding.count_dropped(self._db, table, received)
+        words = holding.full_words(table, signer, self.held_rows)
+        done.alerted(raise_once(self._db, table, None, HELD_FULL, words, received))
 
     def _release(self, table: str, heads: Heads, received: str, done: Committed) -> None:
         """Take held rows that now follow the archive's last row (a gap filled)."""
@@ -412,7 +484,10 @@ class Archive(ArchiveReader):
             if checked.verdict != keys.OK:
                 forged = checked.verdict == keys.FORGED
                 reason, kind = ("forged", FORGED_ROW) if forged else ("key", NEW_KEY)
-                self._db.execute("UPDATE held SET reason = ? WHERE id = ?", (reason, held_id))
+                self._db.execute(  # no longer a row the trusted key signed
+                    "UPDATE held SET reason = ?, signer = ? WHERE id = ?",
+                    (reason, holding.UNSIGNED, held_id),
+                )
                 words = checked.words or f"row {row.seq} is not signed by the table's key"
                 done.alerted(raise_once(self._db, table, row.seq, kind, words, received))
                 break

@@ -301,6 +301,8 @@ class Board:
         #: Per table: the heartbeats refused for its line (another journal's station).
         self.refused: dict[str, Refused] = {}
         self.held: dict[str, int] = {}
+        #: Per table: rows not kept, its bound of held rows full (`[floor] held_rows`).
+        self.dropped: dict[str, int] = {}
         self.alerts: list[Alert] = []
         #: Per table: its first row held behind a gap, and for a broken chain.
         self.waiting: dict[str, tuple[int | None, int | None]] = {}
@@ -333,6 +335,7 @@ class Board:
             if tip is not None:
                 view.load(archive, tip)
         self.held = archive.held_counts()
+        self.dropped = archive.dropped_counts()
         self.waiting = archive.waiting()
         self.alerts = archive.alerts()
         for decision in archive.decisions():
@@ -344,6 +347,7 @@ class Board:
         for row in done.accepted:
             self.view(row.table).apply(row)
         self.held = done.held_counts
+        self.dropped = done.dropped
         self.waiting = done.waiting
         self.alerts = done.alerts
         self.witness.committed(done)
@@ -512,6 +516,7 @@ class Board:
             "station_seq": station_seq,
             "rows_behind": None if station_seq is None else max(0, station_seq - view.seq),
             "held": self.held.get(table_id, 0),
+            "dropped": self.dropped.get(table_id, 0),
             **self._decidable(table_id, view.seq),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
             "problem": view.problem or view.unsure,

@@ -43,6 +43,8 @@ class Committed:
     epochs_begun: dict[str, int] = field(default_factory=dict)
     #: Per table: its rows held as forged (FORGED_ROW), and its key as the floor holds it.
     forged: dict[str, int] = field(default_factory=dict)
+    #: Per table: rows not kept, its bound of held rows full (`holding`).
+    dropped: dict[str, int] = field(default_factory=dict)
     keys: dict[str, TableKey] = field(default_factory=dict)
     #: The supervisor's decision this was (None: a commit of the consumer's).
     decision: Decision | None = None

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from station.core.protection import FALSE_ALARM_BUDGET
+from station.floor.holding import HELD_ROWS
 from station.shared.broker_login import BrokerLogin
 from station.shared.config import LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
@@ -276,6 +277,16 @@ class FloorSettings(Section):
         json_schema_extra=bounds("second"),
         description="seconds a signed heartbeat's time may differ from the floor's clock "
         "(beyond offline_after): an older one is a replay, refused (STALE_HEARTBEAT)",
+    )
+    held_rows: int = Field(
+        HELD_ROWS,
+        ge=100,
+        le=10_000_000,
+        description="rows of a table its trusted key did not sign (forged, malformed, of "
+        "another key) the archive holds at most, and as many signed by a first-use key "
+        "waiting for a supervisor; more are not stored, only counted (dropped, "
+        "HELD_FULL): one login's flood cannot fill the floor's disk. Rows the trusted key "
+        "signed are always kept",
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from station.floor.alerts import ALERTS_KEPT, Alert, read_alerts
 from station.floor.arrival import FloorRow
 from station.floor.decisions import Decision, read_decisions
+from station.floor.holding import read_dropped
 from station.shared.rows import GENESIS
 
 #: A row as `rows` reads it: the journal's columns, then its signature.
@@ -89,6 +90,10 @@ class ArchiveReader:
             "SELECT table_id, count(*) FROM held WHERE reason = 'forged' GROUP BY table_id"
         )
         return {t: n for t, n in cur}
+
+    def dropped_counts(self) -> dict[str, int]:
+        """Rows not kept per table, its bound of held rows full (`holding`)."""
+        return read_dropped(self._db)
 
     def new_epochs(self) -> dict[str, int]:
         """Per table: the first row of a new epoch held for a supervisor."""

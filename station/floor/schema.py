@@ -19,6 +19,7 @@ from pathlib import Path
 
 from station.floor.decisions import COLUMNS, KINDS_3, decision_table
 from station.floor.epochs import EPOCH_TABLE, SUPERSEDED_TABLE
+from station.floor.holding import DROPPED_TABLE, HELD_SIGNER, HELD_SIGNER_INDEX
 from station.floor.keys import KEY_TABLE
 from station.floor.tip import Tip
 from station.shared import schema_versions, stamps
@@ -131,7 +132,9 @@ HEARTBEAT_TABLE = """
 """
 #: Each schema version's statements from the one before (2: decisions and tips; 3: table
 #: keys, signatures, epochs, and the held rows and decisions they bring; 4: the rows of a
-#: rolled-back journal held, a supervisor's `set_key`, the last heartbeat believed).
+#: rolled-back journal held, a supervisor's `set_key`, the last heartbeat believed; 5:
+#: which key signed each held row, and the rows not kept past `[floor] held_rows`:
+#: `held`; rows held before it count as unsigned: kept, and counted against the bound).
 UPGRADES: dict[int, tuple[str, ...]] = {
     2: (
         DECISION_TABLE_2,
@@ -173,6 +176,7 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE decision_4 RENAME TO decision",
         HEARTBEAT_TABLE,
     ),
+    5: (HELD_SIGNER, HELD_SIGNER_INDEX, DROPPED_TABLE),
 }
 
 

@@ -107,7 +107,9 @@ class FloorService:
     async def start(self) -> None:
         """Open the archive, replay it into the board, start consuming (in the background)."""
         try:
-            self.archive = await asyncio.to_thread(Archive, self.config.archive.path)
+            self.archive = await asyncio.to_thread(
+                Archive, self.config.archive.path, self.config.floor.held_rows
+            )
         except ArchiveError as exc:
             self._fail(str(exc))
             return

@@ -138,7 +138,7 @@ function tableCard(t) {
       "dl",
       {},
       fact("Shoe", progress(t)),
-      fact("Archive", `to row ${t.archived_seq ?? "–"} · `, lag(t.rows_behind, "rows behind"), " · ", lag(t.held, "held")),
+      fact("Archive", `to row ${t.archived_seq ?? "–"} · `, lag(t.rows_behind, "rows behind"), " · ", lag(t.held, "held"), ...(t.dropped ? [" · ", lag(t.dropped, "not kept (held full)")] : [])),
       fact("Signed", ...witness(t)),
     ),
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
