@@ -131,8 +131,7 @@ class FloorCheck:
             self._outbox.release(HOLD)
         else:
             words += (
-                "Webhooks stay held: restore the journal (`station journal restore "
-                "--from-floor`)."
+                "Webhooks stay held: restore the journal (`station journal restore --from-floor`)."
             )
         self._alert("WEBHOOKS_WITHHELD", words)
 
