@@ -36,7 +36,8 @@ async def index() -> FileResponse:
 @router.get("/api/whoami", responses=refusals(401, 413, 429), openapi_extra=OPTIONAL_TOKEN)
 async def whoami(request: Request) -> dict[str, Any]:
     """The token's name and role (401 for an unknown token); without a token, whether
-    reads are public. The dashboard's login checks a token with this."""
+    reads are public; the dashboard's default language. The dashboard's login checks a
+    token with this."""
     who = identify(request)
     config = station_of(request).config
     role = who.role if who else None
@@ -48,6 +49,9 @@ async def whoami(request: Request) -> dict[str, Any]:
         "acts_as": acts_as,
         "public_read": config.api.public_read,
         "table": config.table.id,
+        # The dashboard's default language ([dashboard] language): a person's own choice
+        # and their browser's language come first.
+        "language": config.dashboard.language,
     }
 
 

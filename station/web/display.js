@@ -1,13 +1,13 @@
 // The table's display: one payload in (WS /api/display/live), the whole screen drawn from
 // it. The header (table, game, status, shoe), the counts, the limits, the roads
 // (display-roads.js), the "if the next is" marks, and each new round's result announced
-// large for a few seconds. Every word comes from display-words.js; the page decides no
+// large for a few seconds. Every word comes from the catalogue (i18n.js); the page decides no
 // rule and keeps nothing but the last payload (flat memory however long it runs).
 
 import { h } from "./dom.js";
 import { connectDisplay, screenToken } from "./display-feed.js";
 import { askMark, drawRoad, fit, marksOf } from "./display-roads.js";
-import { LOCALES, languageOf, wordsOf } from "./display-words.js";
+import { LOCALES, languageOf, wordsOf } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const asked = new URLSearchParams(location.search).get("lang");
