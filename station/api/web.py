@@ -36,8 +36,7 @@ async def index() -> FileResponse:
 @router.get("/api/whoami", responses=refusals(401, 413, 429), openapi_extra=OPTIONAL_TOKEN)
 async def whoami(request: Request) -> dict[str, Any]:
     """The token's name and role (401 for an unknown token); without a token, whether
-    reads are public; the dashboard's default language. The dashboard's login checks a
-    token with this."""
+    reads are public. The dashboard's login checks a token with this."""
     who = identify(request)
     config = station_of(request).config
     role = who.role if who else None
@@ -49,9 +48,6 @@ async def whoami(request: Request) -> dict[str, Any]:
         "acts_as": acts_as,
         "public_read": config.api.public_read,
         "table": config.table.id,
-        # The dashboard's default language ([dashboard] language): a person's own choice
-        # and their browser's language come first.
-        "language": config.dashboard.language,
     }
 
 
@@ -79,12 +75,15 @@ DUE_NAMES = {
 
 
 @router.get("/api/explanations", responses=refusals(413))
-async def explanations() -> dict[str, Any]:
+async def explanations(request: Request) -> dict[str, Any]:
     """The words for every error code, the role each event type needs, the roles in order,
     the words of every event type and of what the table can wait for (`due`: a card role
     like `B2`, `burn`, ...): the page shows only what a role may do, by the station's own
-    rules, in the station's own words."""
+    rules, in the station's own words (English, for other clients: the dashboard has the
+    words of every code in its catalogues), and the dashboard's default language
+    (`[dashboard] language`; a person's own choice and their browser's come first)."""
     return {
+        "language": station_of(request).config.dashboard.language,
         "errors": EXPLANATIONS,
         "event_roles": dict(EVENT_ROLES),
         "roles": sorted(RANK, key=RANK.__getitem__),

@@ -44,18 +44,17 @@ function start() {
 }
 
 /** The page's language before anything is drawn: the person's, else the browser's, else
- * the station's `[dashboard] language` (whoami says it; a token it refuses still leaves
- * the page one). */
-async function language() {
-  const me = await api("/api/whoami").catch(() => null);
-  useLanguage(chosenLanguage(me?.language));
+ * the station's `[dashboard] language` (/api/explanations says it). */
+function language(rules) {
+  useLanguage(chosenLanguage(rules.language));
   mountLanguageSwitch($("language"));
 }
 
 let session = null;
 
 async function main() {
-  await language();
+  const rules = await api("/api/explanations");
+  language(rules);
   session = mountSession(store, { start, stop });
   mountBanner(store);
   mountProtection(store);
@@ -66,7 +65,7 @@ async function main() {
   mountRoads(store);
   mountHistory(store);
   mountJournal(store);
-  store.set({ rules: await api("/api/explanations") });
+  store.set({ rules });
   await session.restore();
   start();
 }
