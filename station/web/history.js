@@ -3,7 +3,7 @@
 
 import { $, fill, h } from "./dom.js";
 import { handTitle, handWord, label, roundFlags, winnerName } from "./format.js";
-import { list, num, t } from "./i18n.js";
+import { count, list, t } from "./i18n.js";
 
 /** The shoe the history and the roads show: this one, or while it has no round yet the
  * previous one (`previous` true). */
@@ -15,7 +15,7 @@ export function shownShoe(hist) {
 function render({ history: hist }) {
   if (!hist) return;
   const shown = shownShoe(hist);
-  const values = { n: shown.shoe, rounds: num(shown.rounds.length), list: list(shown.voided, "unit") };
+  const values = { n: shown.shoe, rounds: count(shown.rounds.length, "dash.n_rounds"), list: list(shown.voided, "unit") };
   const about = t(shown.voided.length ? "dash.history_about_voided" : "dash.history_about", values);
   $("history-shoe").textContent = !hist.shoe ? ""
     : shown.previous ? t("dash.history_previous", { n: hist.shoe, about }) : about;
