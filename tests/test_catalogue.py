@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from station.commands.report import COLUMNS as REPORT_COLUMNS
 from station.core.protection import ALERT_CODES
 from station.core.words import DUE_WORDS, EXPLANATIONS, ROLE_WORDS
+from station.floor.alerts import EPOCH, FORGED_MESSAGE, FORGED_ROW, NEW_KEY
+from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION
 from station.shared.catalogue import CATALOGUE_DIR, LANGUAGES, catalogue
 from station.shared.config import ROLES
 from tests.test_display_words import asked_for as display_asks
@@ -33,6 +36,8 @@ SCREENS = [
 NAMESPACES = ("ui", "dash", "floor", "report", "error", "event", "due", "role", "suit", "rank",
               "card", "badge", "pace", "outcome", "nth", "colour", "alert", "advice", "kind")
 PLURALS = ("one", "other")
+#: Where the floor says a table's key came from.
+ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION)
 
 
 def written() -> set[str]:
@@ -67,6 +72,10 @@ def built() -> set[str]:
             "rounds", "rounds_per_hour", "seconds_per_round", "close_to_result_seconds",
             "suspensions_per_100_rounds", "resolve_seconds", "voided_rounds")),
         "language_name",
+        *(f"cause.{code}" for code in EXPLANATIONS),
+        *(f"report.col.{k}" for k in REPORT_COLUMNS),
+        *(f"floor.origin.{o}" for o in ORIGINS),
+        *(f"kind.{k}" for k in ("gap", "chain", FORGED_ROW, FORGED_MESSAGE, NEW_KEY, EPOCH, "protection")),
     }
 
 

@@ -108,7 +108,10 @@ const tr = (key, values) => t(key, values);
 /** A suspension's words from its code; a journal that cannot be written says why as its
  * station said it (the OS's words). */
 function suspensionWords(s) {
-  if (s.code === "JOURNAL_UNWRITABLE") return `${tr("floor.journal_down")} (${s.explanation})`;
+  if (s.code === "JOURNAL_UNWRITABLE") {
+    const detail = s.explanation.replace(/^the journal cannot be (written|opened): /, "");
+    return detail ? tr("floor.journal_down_why", { words: tr("floor.journal_down"), detail }) : tr("floor.journal_down");
+  }
   return explain(s.code);
 }
 

@@ -106,7 +106,7 @@ def test_a_banque_round_with_the_options_taken_from_the_page(page: Page, tmp_pat
                 *("Tableau 1", "Tableau 2", "Naturals"),
             ]
         )
-        expect(page.locator("#history-body tr td.outcome")).to_have_text(["win", "tie"])
+        expect(page.locator("#history-body tr td.outcome")).to_have_text(["wins", "ties"])
 
         # Round 2: tableau 1's natural settles it; tableau 2 stands on its option.
         assert send(live, {"type": "close_bets"})["round"] == 2

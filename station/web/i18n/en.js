@@ -431,7 +431,7 @@ export default {
   "floor.between_shoes": "Between shoes",
   "floor.no_shoe": "No shoe yet",
   "floor.waiting_for": "Waiting for: {words}",
-  "floor.journal_down": "the table's journal cannot be written",
+  "floor.journal_down": "the journal cannot be written",
   "floor.rows": "rows {from}–{to}",
   "floor.row": "row {from}",
   "floor.accept_gap": "Accept gap ({rows})…",
@@ -497,5 +497,8 @@ export default {
   "report.shoes": "Shoes",
   "report.chart_rph": "Rounds per hour by dealer",
   "report.chart_causes": "Suspensions per 100 rounds, by cause",
-  "report.nothing": "{title}: nothing to draw."
+  "report.nothing": "{title}: nothing to draw.",
+  "count_voided": "Voided",
+  "refused_help": "Open this screen with its display token: /display#token=… (station token add --role display).",
+  "floor.journal_down_why": "{words}: {detail}"
 };

@@ -431,7 +431,7 @@ export default {
   "floor.between_shoes": "Entre deux sabots",
   "floor.no_shoe": "Aucun sabot encore",
   "floor.waiting_for": "En attente : {words}",
-  "floor.journal_down": "le journal de la table ne peut pas être écrit",
+  "floor.journal_down": "le journal ne peut pas être écrit",
   "floor.rows": "lignes {from} à {to}",
   "floor.row": "ligne {from}",
   "floor.accept_gap": "Accepter le trou ({rows})…",
@@ -497,5 +497,8 @@ export default {
   "report.shoes": "Sabots",
   "report.chart_rph": "Coups par heure, par croupier",
   "report.chart_causes": "Suspensions pour 100 coups, par cause",
-  "report.nothing": "{title} : rien à tracer."
+  "report.nothing": "{title} : rien à tracer.",
+  "count_voided": "Annulés",
+  "refused_help": "Ouvrez cet écran avec son jeton d’affichage : /display#token=… (station token add --role display).",
+  "floor.journal_down_why": "{words} : {detail}"
 };

@@ -431,7 +431,7 @@ export default {
   "floor.between_shoes": "两靴之间",
   "floor.no_shoe": "尚无牌靴",
   "floor.waiting_for": "等待：{words}",
-  "floor.journal_down": "此台日志无法写入",
+  "floor.journal_down": "日志无法写入",
   "floor.rows": "第 {from}–{to} 行",
   "floor.row": "第 {from} 行",
   "floor.accept_gap": "接受缺漏（{rows}）…",
@@ -497,5 +497,8 @@ export default {
   "report.shoes": "牌靴",
   "report.chart_rph": "各荷官每小时局数",
   "report.chart_causes": "每 100 局暂停次数（按原因）",
-  "report.nothing": "{title}：没有数据。"
+  "report.nothing": "{title}：没有数据。",
+  "count_voided": "作废",
+  "refused_help": "请以显示令牌打开此屏幕：/display#token=…（station token add --role display）。",
+  "floor.journal_down_why": "{words}：{detail}"
 };

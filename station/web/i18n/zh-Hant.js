@@ -431,7 +431,7 @@ export default {
   "floor.between_shoes": "兩靴之間",
   "floor.no_shoe": "尚無牌靴",
   "floor.waiting_for": "等待：{words}",
-  "floor.journal_down": "此枱日誌無法寫入",
+  "floor.journal_down": "日誌無法寫入",
   "floor.rows": "第 {from}–{to} 行",
   "floor.row": "第 {from} 行",
   "floor.accept_gap": "接受缺漏（{rows}）…",
@@ -497,5 +497,8 @@ export default {
   "report.shoes": "牌靴",
   "report.chart_rph": "各荷官每小時局數",
   "report.chart_causes": "每 100 局暫停次數（按原因）",
-  "report.nothing": "{title}：沒有資料。"
+  "report.nothing": "{title}：沒有資料。",
+  "count_voided": "作廢",
+  "refused_help": "請以顯示權杖開啟此螢幕：/display#token=…（station token add --role display）。",
+  "floor.journal_down_why": "{words}：{detail}"
 };
