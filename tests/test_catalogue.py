@@ -33,7 +33,7 @@ SCREENS = [
     ROOT / "station" / "commands" / "report.py",
 ]
 #: The namespaces of the staff screens' keys (a quoted "dash.x" in a screen is a key).
-NAMESPACES = ("ui", "dash", "floor", "report", "error", "event", "due", "role", "suit", "rank",
+NAMESPACES = ("paytable", "ui", "dash", "floor", "report", "error", "event", "due", "role", "suit", "rank",
               "card", "badge", "pace", "outcome", "nth", "colour", "alert", "advice", "kind")
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
@@ -72,6 +72,8 @@ def built() -> set[str]:
             "rounds", "rounds_per_hour", "seconds_per_round", "close_to_result_seconds",
             "suspensions_per_100_rounds", "resolve_seconds", "voided_rounds")),
         "language_name",
+        "bet_banker_no_commission",
+        *(f"paytable.{p.stem}" for p in (ROOT / "station" / "core" / "paytables").glob("*.toml")),
         *(f"cause.{code}" for code in EXPLANATIONS),
         *(f"report.col.{k}" for k in REPORT_COLUMNS),
         *(f"floor.origin.{o}" for o in ORIGINS),

@@ -305,7 +305,8 @@ const QUIET = { fault: "dash.v_fault_quiet", restart: "dash.v_restart_quiet" };
 export function verdictText(v, event) {
   if (!v) return "";
   if (!v.ok) return t("dash.v_error", { code: v.error, words: explain(v.error) });
-  const parts = [v.role && roleWords(v.role), v.round != null && t("dash.v_round", { n: v.round }),
+  const role = v.role && (/^([PB][123]|T[12]\.[123]|B\.[123])$/.test(v.role) ? v.role : dueWords(v.role));
+  const parts = [role, v.round != null && t("dash.v_round", { n: v.round }),
                  v.voided_round != null && t("dash.v_voided", { n: v.voided_round }), v.result && resultText(v.result)];
   return parts.filter(Boolean).join(" · ") || (QUIET[event?.type] ? t(QUIET[event.type]) : t("dash.v_ok"));
 }

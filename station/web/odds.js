@@ -41,7 +41,8 @@ function render({ odds: read }) {
   if (!answer) return;
   const o = answer.odds;
   $("odds-round").textContent = o ? t(answer.betting_closed ? "dash.odds_round_closed" : "dash.odds_round", { n: o.next_round }) : "";
-  $("odds-note").textContent = o ? t("dash.odds_note", { paytable: answer.paytable, over: unseenWords(o, answer.cards, answer.betting_closed),
+  const paytable = t(`paytable.${answer.paytable}`);
+  $("odds-note").textContent = o ? t("dash.odds_note", { paytable: paytable === `paytable.${answer.paytable}` ? answer.paytable : paytable, over: unseenWords(o, answer.cards, answer.betting_closed),
     b: pct(o.outcomes.banker), p: pct(o.outcomes.player), t: pct(o.outcomes.tie) }) : answer.reason || "";
   const advantage = o ? o.advantage : [];
   const alert = $("odds-alert");

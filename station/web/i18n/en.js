@@ -500,5 +500,10 @@ export default {
   "report.nothing": "{title}: nothing to draw.",
   "count_voided": "Voided",
   "refused_help": "Open this screen with its display token: /display#token=… (station token add --role display).",
-  "floor.journal_down_why": "{words}: {detail}"
+  "floor.journal_down_why": "{words}: {detail}",
+  "bet_banker_no_commission": "Banker (no commission)",
+  "paytable.traditional": "traditional",
+  "paytable.no_commission": "no commission",
+  "paytable.chemin_de_fer": "chemin de fer",
+  "paytable.baccarat_banque": "baccarat banque"
 };

@@ -500,5 +500,10 @@ export default {
   "report.nothing": "{title} : rien à tracer.",
   "count_voided": "Annulés",
   "refused_help": "Ouvrez cet écran avec son jeton d’affichage : /display#token=… (station token add --role display).",
-  "floor.journal_down_why": "{words} : {detail}"
+  "floor.journal_down_why": "{words} : {detail}",
+  "bet_banker_no_commission": "Banque (sans commission)",
+  "paytable.traditional": "classique",
+  "paytable.no_commission": "sans commission",
+  "paytable.chemin_de_fer": "chemin de fer",
+  "paytable.baccarat_banque": "baccara banque"
 };

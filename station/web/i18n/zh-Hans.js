@@ -500,5 +500,10 @@ export default {
   "report.nothing": "{title}：没有数据。",
   "count_voided": "作废",
   "refused_help": "请以显示令牌打开此屏幕：/display#token=…（station token add --role display）。",
-  "floor.journal_down_why": "{words}：{detail}"
+  "floor.journal_down_why": "{words}：{detail}",
+  "bet_banker_no_commission": "庄（免佣）",
+  "paytable.traditional": "传统",
+  "paytable.no_commission": "免佣",
+  "paytable.chemin_de_fer": "铁路百家乐",
+  "paytable.baccarat_banque": "银行百家乐"
 };

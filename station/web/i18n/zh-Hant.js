@@ -500,5 +500,10 @@ export default {
   "report.nothing": "{title}：沒有資料。",
   "count_voided": "作廢",
   "refused_help": "請以顯示權杖開啟此螢幕：/display#token=…（station token add --role display）。",
-  "floor.journal_down_why": "{words}：{detail}"
+  "floor.journal_down_why": "{words}：{detail}",
+  "bet_banker_no_commission": "莊（免佣）",
+  "paytable.traditional": "傳統",
+  "paytable.no_commission": "免佣",
+  "paytable.chemin_de_fer": "鐵路百家樂",
+  "paytable.baccarat_banque": "銀行百家樂"
 };
