@@ -122,6 +122,31 @@ function waitingWords(table) {
     : table.expecting;
 }
 
+/** An alert's message in the page's words where the floor service's has a known shape (a
+ * gap, a broken chain: their rows are the figures); any other stays as the service wrote
+ * it (its own record of what it found). */
+export function messageWords(a) {
+  const gap = /^row (\d+) arrived but the archive ends at row (\d+):/.exec(a.message);
+  if (a.kind === "gap" && gap) {
+    const [seq, head] = [Number(gap[1]), Number(gap[2])];
+    const rows = t(seq === head + 2 ? "floor.row" : "floor.rows", { from: head + 1, to: seq - 1 });
+    return t("floor.gap_message", { seq, head, rows });
+  }
+  const chain = /^row (\d+) (?:\(held after a gap\) )?does not link to row (\d+)/.exec(a.message);
+  if (a.kind === "chain" && chain) return t("floor.chain_message", { seq: chain[1], head: chain[2] });
+  return a.message;
+}
+
+/** The floor service's link to its broker in words: its state, and the broker's or the
+ * network's own reason after "refused:" or "unreachable:". */
+function brokerWords(text) {
+  const plain = { connected: "floor.broker.connected", "not connected yet": "floor.broker.not_yet",
+                  "disconnected: reconnecting": "floor.broker.reconnecting" }[text];
+  if (plain) return tr(plain);
+  const why = /^(refused|unreachable): (.*)$/.exec(text);
+  return why ? tr(`floor.broker.${why[1]}`, { detail: why[2] }) : text;
+}
+
 function silence(t) {
   if (t.online) return tr("floor.online");
   if (t.silent_for == null) return tr("floor.never_heard");
@@ -174,10 +199,10 @@ function tableCard(t) {
       fact(tr("floor.signed"), ...witness(t)),
     ),
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: tr("floor.waiting_for", { words: waitingWords(t) }) }) : null,
-    h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map((r) => bead(r, t.game))),
+    h("ol", { class: "beads", "aria-label": tr("dash.last_results") }, ...t.results.map((r) => bead(r, t.game))),
     banque && t.results.length ? h("p", { class: "legend", text: tr("floor.banque_legend") }) : null,
     t.problem ? h("p", { class: "problem", text: t.problem }) : null,
-    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: a.message })))) : null,
+    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: messageWords(a) })))) : null,
     acceptedLines(t),
     maySupervise(me) ? tableButtons(t, poll) : null,
   );
@@ -186,7 +211,7 @@ function tableCard(t) {
 
 function render(floor, alerts) {
   const broker = $("broker");
-  broker.textContent = t("floor.broker", { broker: floor.broker });
+  broker.textContent = t("floor.broker", { broker: brokerWords(floor.broker) });
   broker.className = `broker${floor.broker_up ? "" : " down"}`;
   const suspended = floor.tables.filter((t) => t.suspended);
   const offline = floor.tables.filter((t) => !t.online);
@@ -201,7 +226,7 @@ function render(floor, alerts) {
   fill(
     $("alerts"),
     alerts.map((a) => alertLine(a, me, poll, t(a.table ? "floor.alert_line" : "floor.alert_line_floor",
-      { when: moment(a.raised), table: a.table, message: `${kindWords(a.kind)} · ${a.message}` }))),
+      { when: moment(a.raised), table: a.table, message: `${kindWords(a.kind)} · ${messageWords(a)}` }))),
   );
 }
 

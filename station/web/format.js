@@ -155,10 +155,10 @@ export function pct(x, digits = 2) {
 /** A bet's name ("banker_pair" -> "Banker pair", "Paire banque", "莊對"); a numbered
  * variant (`lucky_six_2`) is its bet's; a bet the catalogue does not know, spaced. */
 export function betWords(code) {
-  for (const key of [code, code.replace(/_\d+$/, "")]) {
-    const words = t(`bet_${key}`);
-    if (words !== `bet_${key}`) return words;
-  }
+  const words = t(`bet_${code}`);
+  if (words !== `bet_${code}`) return words;
+  const variant = /^(.*)_(\d+)$/.exec(code); // lucky_six_2: lucky six's second paytable line
+  if (variant && t(`bet_${variant[1]}`) !== `bet_${variant[1]}`) return `${t(`bet_${variant[1]}`)} ${variant[2]}`;
   return spaced(code);
 }
 

@@ -505,5 +505,12 @@ export default {
   "paytable.traditional": "traditional",
   "paytable.no_commission": "no commission",
   "paytable.chemin_de_fer": "chemin de fer",
-  "paytable.baccarat_banque": "baccarat banque"
+  "paytable.baccarat_banque": "baccarat banque",
+  "floor.broker.connected": "connected",
+  "floor.broker.not_yet": "not connected yet",
+  "floor.broker.reconnecting": "disconnected: reconnecting",
+  "floor.broker.refused": "refused: {detail}",
+  "floor.broker.unreachable": "unreachable: {detail}",
+  "floor.gap_message": "row {seq} arrived but the archive ends at row {head}: {rows} missing; it and later rows are held until the missing rows come",
+  "floor.chain_message": "row {seq} does not link to row {head}: the chain is broken; the row and every later one are held, not archived"
 };

@@ -505,5 +505,12 @@ export default {
   "paytable.traditional": "classique",
   "paytable.no_commission": "sans commission",
   "paytable.chemin_de_fer": "chemin de fer",
-  "paytable.baccarat_banque": "baccara banque"
+  "paytable.baccarat_banque": "baccara banque",
+  "floor.broker.connected": "connecté",
+  "floor.broker.not_yet": "pas encore connecté",
+  "floor.broker.reconnecting": "déconnecté : reconnexion",
+  "floor.broker.refused": "refusé : {detail}",
+  "floor.broker.unreachable": "injoignable : {detail}",
+  "floor.gap_message": "la ligne {seq} est arrivée alors que l’archive s’arrête à la ligne {head} : {rows} manquantes ; elle et les suivantes sont retenues jusqu’à l’arrivée des lignes manquantes",
+  "floor.chain_message": "la ligne {seq} ne se rattache pas à la ligne {head} : la chaîne est rompue ; cette ligne et toutes les suivantes sont retenues, non archivées"
 };

@@ -505,5 +505,12 @@ export default {
   "paytable.traditional": "传统",
   "paytable.no_commission": "免佣",
   "paytable.chemin_de_fer": "铁路百家乐",
-  "paytable.baccarat_banque": "银行百家乐"
+  "paytable.baccarat_banque": "银行百家乐",
+  "floor.broker.connected": "已连接",
+  "floor.broker.not_yet": "尚未连接",
+  "floor.broker.reconnecting": "已断线：重新连接中",
+  "floor.broker.refused": "被拒绝：{detail}",
+  "floor.broker.unreachable": "无法连接：{detail}",
+  "floor.gap_message": "收到第 {seq} 行，但归档只到第 {head} 行：遗失{rows}；此行及其后的行会保留，直至遗失的行送达",
+  "floor.chain_message": "第 {seq} 行与第 {head} 行接不上：链已断；此行及其后所有行均保留，不予归档"
 };

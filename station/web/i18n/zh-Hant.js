@@ -505,5 +505,12 @@ export default {
   "paytable.traditional": "傳統",
   "paytable.no_commission": "免佣",
   "paytable.chemin_de_fer": "鐵路百家樂",
-  "paytable.baccarat_banque": "銀行百家樂"
+  "paytable.baccarat_banque": "銀行百家樂",
+  "floor.broker.connected": "已連接",
+  "floor.broker.not_yet": "尚未連接",
+  "floor.broker.reconnecting": "已斷線：重新連接中",
+  "floor.broker.refused": "被拒絕：{detail}",
+  "floor.broker.unreachable": "無法連接：{detail}",
+  "floor.gap_message": "收到第 {seq} 行，但歸檔只到第 {head} 行：遺失{rows}；此行及其後的行會保留，直至遺失的行送達",
+  "floor.chain_message": "第 {seq} 行與第 {head} 行接不上：鏈已斷；此行及其後所有行均保留，不予歸檔"
 };
