@@ -35,7 +35,7 @@ def asked_for() -> set[str]:
     for path in PAGE:
         text = path.read_text()
         written |= set(re.findall(r'\bt\("(\w+)"', text))
-        written |= set(re.findall(r'data-word="(\w+)"', text))
+        written |= set(re.findall(r'data-word(?:-aria)?="(\w+)"', text))
     built = {
         *(f"status_{s}" for s in STATUSES),
         *(f"game_{g}" for g in GAME_NAMES),

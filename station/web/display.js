@@ -29,6 +29,7 @@ function setLanguage(next) {
   t = wordsOf(next);
   document.documentElement.lang = next;
   for (const el of document.querySelectorAll("[data-word]")) el.textContent = t(el.dataset.word);
+  for (const el of document.querySelectorAll("[data-word-aria]")) el.setAttribute("aria-label", t(el.dataset.wordAria));
   showConnection(connection);
 }
 

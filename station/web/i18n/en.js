@@ -512,5 +512,6 @@ export default {
   "floor.broker.refused": "refused: {detail}",
   "floor.broker.unreachable": "unreachable: {detail}",
   "floor.gap_message": "row {seq} arrived but the archive ends at row {head}: {rows} missing; it and later rows are held until the missing rows come",
-  "floor.chain_message": "row {seq} does not link to row {head}: the chain is broken; the row and every later one are held, not archived"
+  "floor.chain_message": "row {seq} does not link to row {head}: the chain is broken; the row and every later one are held, not archived",
+  "counts_label": "Counts"
 };

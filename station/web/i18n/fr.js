@@ -512,5 +512,6 @@ export default {
   "floor.broker.refused": "refusé : {detail}",
   "floor.broker.unreachable": "injoignable : {detail}",
   "floor.gap_message": "la ligne {seq} est arrivée alors que l’archive s’arrête à la ligne {head} : {rows} manquantes ; elle et les suivantes sont retenues jusqu’à l’arrivée des lignes manquantes",
-  "floor.chain_message": "la ligne {seq} ne se rattache pas à la ligne {head} : la chaîne est rompue ; cette ligne et toutes les suivantes sont retenues, non archivées"
+  "floor.chain_message": "la ligne {seq} ne se rattache pas à la ligne {head} : la chaîne est rompue ; cette ligne et toutes les suivantes sont retenues, non archivées",
+  "counts_label": "Compteurs"
 };

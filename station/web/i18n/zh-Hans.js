@@ -512,5 +512,6 @@ export default {
   "floor.broker.refused": "被拒绝：{detail}",
   "floor.broker.unreachable": "无法连接：{detail}",
   "floor.gap_message": "收到第 {seq} 行，但归档只到第 {head} 行：遗失{rows}；此行及其后的行会保留，直至遗失的行送达",
-  "floor.chain_message": "第 {seq} 行与第 {head} 行接不上：链已断；此行及其后所有行均保留，不予归档"
+  "floor.chain_message": "第 {seq} 行与第 {head} 行接不上：链已断；此行及其后所有行均保留，不予归档",
+  "counts_label": "统计"
 };

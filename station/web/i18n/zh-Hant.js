@@ -512,5 +512,6 @@ export default {
   "floor.broker.refused": "被拒絕：{detail}",
   "floor.broker.unreachable": "無法連接：{detail}",
   "floor.gap_message": "收到第 {seq} 行，但歸檔只到第 {head} 行：遺失{rows}；此行及其後的行會保留，直至遺失的行送達",
-  "floor.chain_message": "第 {seq} 行與第 {head} 行接不上：鏈已斷；此行及其後所有行均保留，不予歸檔"
+  "floor.chain_message": "第 {seq} 行與第 {head} 行接不上：鏈已斷；此行及其後所有行均保留，不予歸檔",
+  "counts_label": "統計"
 };
