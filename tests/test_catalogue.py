@@ -73,6 +73,8 @@ def built() -> set[str]:
             "suspensions_per_100_rounds", "resolve_seconds", "voided_rounds")),
         "language_name",
         "bet_banker_no_commission",
+        "floor.broker.refused",  # floor.js: t(`floor.broker.${why}`), the service's two failures
+        "floor.broker.unreachable",
         *(f"paytable.{p.stem}" for p in (ROOT / "station" / "core" / "paytables").glob("*.toml")),
         *(f"cause.{code}" for code in EXPLANATIONS),
         *(f"report.col.{k}" for k in REPORT_COLUMNS),
