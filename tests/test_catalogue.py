@@ -33,8 +33,28 @@ SCREENS = [
     ROOT / "station" / "commands" / "report.py",
 ]
 #: The namespaces of the staff screens' keys (a quoted "dash.x" in a screen is a key).
-NAMESPACES = ("paytable", "ui", "dash", "floor", "report", "error", "event", "due", "role", "suit", "rank",
-              "card", "badge", "pace", "outcome", "nth", "colour", "alert", "advice", "kind")
+NAMESPACES = (
+    "paytable",
+    "ui",
+    "dash",
+    "floor",
+    "report",
+    "error",
+    "event",
+    "due",
+    "role",
+    "suit",
+    "rank",
+    "card",
+    "badge",
+    "pace",
+    "outcome",
+    "nth",
+    "colour",
+    "alert",
+    "advice",
+    "kind",
+)
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
 ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION)
@@ -68,9 +88,18 @@ def built() -> set[str]:
         *(f"outcome.{o}" for o in ("win", "lose", "tie")),
         *(f"colour.{c}" for c in ("red", "blue")),
         *(f"badge.{b}" for b in ("demo_bot", "reader", "station", "protection")),
-        *(f"pace.{f}" for f in (
-            "rounds", "rounds_per_hour", "seconds_per_round", "close_to_result_seconds",
-            "suspensions_per_100_rounds", "resolve_seconds", "voided_rounds")),
+        *(
+            f"pace.{f}"
+            for f in (
+                "rounds",
+                "rounds_per_hour",
+                "seconds_per_round",
+                "close_to_result_seconds",
+                "suspensions_per_100_rounds",
+                "resolve_seconds",
+                "voided_rounds",
+            )
+        ),
         "language_name",
         "bet_banker_no_commission",
         "floor.broker.refused",  # floor.js: t(`floor.broker.${why}`), the service's two failures
@@ -79,7 +108,10 @@ def built() -> set[str]:
         *(f"cause.{code}" for code in EXPLANATIONS),
         *(f"report.col.{k}" for k in REPORT_COLUMNS),
         *(f"floor.origin.{o}" for o in ORIGINS),
-        *(f"kind.{k}" for k in ("gap", "chain", FORGED_ROW, FORGED_MESSAGE, NEW_KEY, EPOCH, "protection")),
+        *(
+            f"kind.{k}"
+            for k in ("gap", "chain", FORGED_ROW, FORGED_MESSAGE, NEW_KEY, EPOCH, "protection")
+        ),
     }
 
 
@@ -111,8 +143,11 @@ def test_every_language_has_every_key(language: str) -> None:
 def test_every_key_a_screen_asks_for_is_there() -> None:
     english = set(catalogue("en"))
     keys = {t for t in written() if t.split(".")[0] in NAMESPACES and "." in t}
-    missing = (keys | built() | display_asks()) - english - {f"{k}" for k in keys if any(
-        f"{k}_{p}" in english for p in PLURALS)}
+    missing = (
+        (keys | built() | display_asks())
+        - english
+        - {f"{k}" for k in keys if any(f"{k}_{p}" in english for p in PLURALS)}
+    )
     assert missing == set(), "keys a screen asks for that no catalogue has"
 
 

@@ -226,7 +226,12 @@ COLUMNS = (
 
 #: How each language writes a number: its thousands separator and decimal mark (what
 #: the browser's Intl writes for the dashboard's locales: "1,234.5", "1 234,5").
-NUMBER_MARKS = {"en": (",", "."), "fr": ("\u202f", ","), "zh-Hant": (",", "."), "zh-Hans": (",", ".")}
+NUMBER_MARKS = {
+    "en": (",", "."),
+    "fr": ("\u202f", ","),
+    "zh-Hant": (",", "."),
+    "zh-Hans": (",", "."),
+}
 #: How each language writes a day and a time to the second.
 DATE_FORMATS = {
     "en": ("%Y-%m-%d %H:%M:%S", "%H:%M:%S"),

@@ -335,9 +335,7 @@ class StationConfig(Section):
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     floor: FloorConfig = Field(default_factory=FloorConfig, description="[floor]")
     display: DisplayConfig = Field(default_factory=DisplayConfig, description="[display]")
-    dashboard: DashboardConfig = Field(
-        default_factory=DashboardConfig, description="[dashboard]"
-    )
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig, description="[dashboard]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")

@@ -34,7 +34,8 @@ LONG_NAME = "Salon Privé · Table 7"
 #: Every visible text of the page (text nodes, and the labels a screen reader reads) with
 #: where it is, and every element whose text is cut or sticks out of its box.
 LOOK = """() => {
-  const visible = (el) => el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+  const visible = (el) => el && el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== "hidden";
   const texts = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -52,17 +53,21 @@ LOOK = """() => {
   const vw = document.documentElement.clientWidth;
   const cut = [];
   for (const el of document.body.querySelectorAll("*")) {
-    if (!visible(el) || el.closest("svg") || ![...el.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim())) continue;
+    const own = [...el.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (!visible(el) || el.closest("svg") || !own) continue;
     const style = getComputedStyle(el);
     const scrolls = (v) => v === "auto" || v === "scroll";
     const r = el.getBoundingClientRect();
-    const clipped = style.overflowX !== "visible" && !scrolls(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
-    const clippedY = style.overflowY !== "visible" && !scrolls(style.overflowY) && el.scrollHeight > el.clientHeight + 2;
-    const box = el.parentElement.closest("[class], [id]");
+    const clipped = style.overflowX !== "visible" && !scrolls(style.overflowX)
+      && el.scrollWidth > el.clientWidth + 1;
+    const clippedY = style.overflowY !== "visible" && !scrolls(style.overflowY)
+      && el.scrollHeight > el.clientHeight + 2;
     const inScroller = el.closest(".scroll, .scroll-x, .road, .box, table");
     const out = !inScroller && (r.right > vw + 1 || r.left < -1);
-    if (clipped || clippedY || out) cut.push({ where: el.id || el.className || el.tagName, text: el.textContent.trim().slice(0, 60),
-      clipped, clippedY, out });
+    const where = el.id || el.className || el.tagName;
+    if (clipped || clippedY || out) {
+      cut.push({ where, text: el.textContent.trim().slice(0, 60), clipped, clippedY, out });
+    }
   }
   return { texts, cut, page: document.documentElement.scrollWidth, viewport: vw };
 }"""
@@ -139,7 +144,9 @@ def dashboard(browser: Browser, live: Running, lang: str, size: tuple[int, int])
     return page
 
 
-def test_the_dashboard_shows_no_word_outside_the_catalogue(browser: Browser, suspended: Running) -> None:
+def test_the_dashboard_shows_no_word_outside_the_catalogue(
+    browser: Browser, suspended: Running
+) -> None:
     page = dashboard(browser, suspended, "qps", STAFF_SIZES["desktop"])
     page.select_option("#pick-rank", "7")
     page.select_option("#pick-suit", "H")
@@ -153,18 +160,24 @@ def test_the_dashboard_shows_no_word_outside_the_catalogue(browser: Browser, sus
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_the_dashboard_fits_in_every_language(browser: Browser, suspended: Running, lang: str) -> None:
+def test_the_dashboard_fits_in_every_language(
+    browser: Browser, suspended: Running, lang: str
+) -> None:
     for size_name, size in STAFF_SIZES.items():
         page = dashboard(browser, suspended, lang, size)
         expect(page.locator("html")).to_have_attribute("lang", lang)
         if lang != "en":
-            expect(page.locator("#banner-reason")).to_have_text(words()[lang]["error.UNREADABLE_CARD"])
+            expect(page.locator("#banner-reason")).to_have_text(
+                words()[lang]["error.UNREADABLE_CARD"]
+            )
         no_overflow(page, f"dashboard {lang} {size_name}")
         shot(page, f"dashboard-{lang}-{size[0]}")
         page.context.close()
 
 
-def test_a_french_supervisor_resumes_with_the_card_read_by_eye(browser: Browser, suspended: Running) -> None:
+def test_a_french_supervisor_resumes_with_the_card_read_by_eye(
+    browser: Browser, suspended: Running
+) -> None:
     """From the card to the resume without an English word: the banner, the picker, the
     question, the line that says it was done."""
     page = dashboard(browser, suspended, "fr", STAFF_SIZES["desktop"])
@@ -217,7 +230,10 @@ def floor_page(browser: Browser, running: RunningFloor, lang: str, size: tuple[i
 
 
 @pytest.mark.floor
-def test_the_floor_shows_no_word_outside_the_catalogue(browser: Browser, running: RunningFloor) -> None:  # noqa: F811
+def test_the_floor_shows_no_word_outside_the_catalogue(
+    browser: Browser,
+    running: RunningFloor,  # noqa: F811
+) -> None:
     page = floor_page(browser, running, "qps", STAFF_SIZES["desktop"])
     # The gap alert's message too: said from its figures, not as the floor service wrote it.
     left = foreign(look(page)["texts"], also=(r"127\.0\.0\.1:\d+", r"nats://\S+"))
@@ -227,7 +243,11 @@ def test_the_floor_shows_no_word_outside_the_catalogue(browser: Browser, running
 
 @pytest.mark.floor
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_the_floor_fits_in_every_language(browser: Browser, running: RunningFloor, lang: str) -> None:  # noqa: F811
+def test_the_floor_fits_in_every_language(
+    browser: Browser,
+    running: RunningFloor,  # noqa: F811
+    lang: str,
+) -> None:
     for size_name, size in STAFF_SIZES.items():
         page = floor_page(browser, running, lang, size)
         if lang != "en":
@@ -264,7 +284,9 @@ def display_table(tmp_path: Path) -> Iterator[Running]:
         yield live
 
 
-def display(browser: Browser, live: Running, lang: str, size: tuple[int, int], token: str | None) -> Page:
+def display(
+    browser: Browser, live: Running, lang: str, size: tuple[int, int], token: str | None
+) -> Page:
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.set_default_timeout(10_000)
     page = context.new_page()
@@ -273,7 +295,9 @@ def display(browser: Browser, live: Running, lang: str, size: tuple[int, int], t
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_the_display_fits_in_every_language(browser: Browser, display_table: Running, lang: str) -> None:
+def test_the_display_fits_in_every_language(
+    browser: Browser, display_table: Running, lang: str
+) -> None:
     for size_name, size in DISPLAY_SIZES.items():
         page = display(browser, display_table, lang, size, display_table.tokens["display"])
         expect(page.locator("body")).to_have_attribute("data-drawn", "5")
@@ -285,18 +309,28 @@ def test_the_display_fits_in_every_language(browser: Browser, display_table: Run
         whole = box["sw"] <= box["cw"] + 1 and box["sh"] <= box["ch"] + 1
         assert whole, f"{lang} {size_name}: the table's name is cut: {box}"
         expect(page.locator("[data-count=voided] .value")).to_have_text("1")
-        expect(page.locator("[data-count=voided] .label")).to_have_text(words()[lang]["count_voided"])
-        rows = page.evaluate("""() => { const box = document.getElementById('limits').getBoundingClientRect();
-            return [...document.querySelectorAll('.limit')].map((r) => box.bottom - r.getBoundingClientRect().bottom); }""")
-        assert len(rows) == 6 and min(rows) >= 2, f"{lang} {size_name}: a limit row touches its box: {rows}"
+        expect(page.locator("[data-count=voided] .label")).to_have_text(
+            words()[lang]["count_voided"]
+        )
+        rows = page.evaluate("""() => {
+            const box = document.getElementById('limits').getBoundingClientRect();
+            return [...document.querySelectorAll('.limit')]
+              .map((r) => box.bottom - r.getBoundingClientRect().bottom); }""")
+        assert len(rows) == 6 and min(rows) >= 2, (
+            f"{lang} {size_name}: a limit row touches its box: {rows}"
+        )
         no_overflow(page, f"display {lang} {size_name}")
         if lang != "en":
             shot(page, f"display-{lang}-{size_name}")
         page.context.close()
 
 
-def test_the_display_shows_no_word_outside_the_catalogue(browser: Browser, display_table: Running) -> None:
-    page = display(browser, display_table, "qps", DISPLAY_SIZES["landscape"], display_table.tokens["display"])
+def test_the_display_shows_no_word_outside_the_catalogue(
+    browser: Browser, display_table: Running
+) -> None:
+    page = display(
+        browser, display_table, "qps", DISPLAY_SIZES["landscape"], display_table.tokens["display"]
+    )
     expect(page.locator("body")).to_have_attribute("data-drawn", "5")
     assert foreign(look(page)["texts"], also=(r"€",)) == []
     page.context.close()

@@ -18,7 +18,9 @@ from tests.protection.test_report import write_journal
 
 #: Words that are data, not the page's: the table's and dealers' names, the journal's
 #: path, the program's name, the zone's, a unit (the dealers are the shift's tokens).
-DATA = re.compile(r"\b(ana|bo|sup|reader)\b|t-hand|station report|journal\.db|/[\w./-]+|UTC|CET|[A-Z]{2,5}|\bs\b")
+DATA = re.compile(
+    r"\b(ana|bo|sup|reader)\b|t-hand|station report|journal\.db|/[\w./-]+|UTC|CET|[A-Z]{2,5}|\bs\b"
+)
 
 
 def report(tmp_path: Path, *args: str) -> str:
@@ -46,9 +48,9 @@ def test_no_english_word_is_left(tmp_path: Path, language: str) -> None:
     assert words["report.title"] in page and words["report.dealers"] in page
     english = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", shown_text(report(tmp_path)))}
     own = {w.lower() for v in words.values() for w in re.findall(r"[A-Za-z]{3,}", v)}
-    left = {
-        w.lower() for w in re.findall(r"[A-Za-z]{3,}", DATA.sub(" ", shown_text(page)))
-    } & (english - own)
+    left = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", DATA.sub(" ", shown_text(page)))} & (
+        english - own
+    )
     assert left == set(), f"English words in the {language} report: {sorted(left)}"
 
 
