@@ -288,7 +288,7 @@ def test_roads_history_and_odds_of_a_dealt_shoe(page: Page, station: Running) ->
     assert odds["next_round"] == 25
     expect(page.locator("#odds-round")).to_contain_text("round 25")
     expect(page.locator("#odds-body tr")).to_have_count(len(odds["house_edge"]))
-    banker = page.locator("#odds-body tr", has_text="banker no commission")
+    banker = page.locator("#odds-body tr", has_text="Banker (no commission)")
     expect(banker).to_contain_text(
         f"{odds['house_edge']['banker_no_commission'] * 100:.3f}%"
     )  # Intl, en-US

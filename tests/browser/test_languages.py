@@ -175,23 +175,30 @@ def test_the_dashboard_fits_in_every_language(
         page.context.close()
 
 
-def test_a_french_supervisor_resumes_with_the_card_read_by_eye(
-    browser: Browser, suspended: Running
+@pytest.mark.parametrize(
+    ("lang", "suit", "question", "done"),
+    [
+        ("fr", "♥ cœur", "Reprendre avec 7♥, lue à l’œil", "reprise 7♥ par test-supervisor"),
+        ("zh-Hant", "♥ 紅心", "以目視所見的 7♥ 恢復", "恢復 7♥，由 test-supervisor"),
+    ],
+)
+def test_a_supervisor_resumes_with_the_card_read_by_eye_in_their_language(
+    browser: Browser, suspended: Running, lang: str, suit: str, question: str, done: str
 ) -> None:
     """From the card to the resume without an English word: the banner, the picker, the
     question, the line that says it was done."""
-    page = dashboard(browser, suspended, "fr", STAFF_SIZES["desktop"])
-    fr = words()["fr"]
-    expect(page.locator("#banner-title")).to_have_text(fr["dash.suspended_title"])
-    expect(page.locator("#banner-detail")).to_contain_text(fr["dash.banner_unreadable_enter"])
+    page = dashboard(browser, suspended, lang, STAFF_SIZES["desktop"])
+    table = words()[lang]
+    expect(page.locator("#banner-title")).to_have_text(table["dash.suspended_title"])
+    expect(page.locator("#banner-detail")).to_contain_text(table["dash.banner_unreadable_enter"])
     page.select_option("#pick-rank", "7")
     page.select_option("#pick-suit", "H")
-    expect(page.locator("#pick-suit option:checked")).to_have_text("♥ cœur")
+    expect(page.locator("#pick-suit option:checked")).to_have_text(suit)
     page.click("#resume-card")
-    expect(page.locator("#confirm-text")).to_contain_text("Reprendre avec 7♥, lue à l’œil")
+    expect(page.locator("#confirm-text")).to_contain_text(question)
     page.click("#confirm-ok")
     expect(page.locator("#banner")).to_be_hidden()
-    expect(page.locator("#last-action")).to_contain_text("reprise 7♥ par test-supervisor")
+    expect(page.locator("#last-action")).to_contain_text(done)
     page.context.close()
 
 
