@@ -124,7 +124,7 @@ function renderReader({ reader, state }) {
   if (reader.detail !== readerSince.detail) readerSince = { detail: reader.detail, at: Date.now() };
   const words = readerWords(reader, readerSince.at, Date.now());
   el.textContent = fault ? t("dash.reader_fault", { words }) : words;
-  el.title = reader.connected || reader.driver === "none" ? "" : reader.detail || ""; // the driver's own words, for a technician
+  el.title = reader.driver === "none" ? "" : reader.detail || ""; // the driver's own words, for a technician
   el.dataset.connected = String(Boolean(reader.connected));
   el.classList.toggle("warn", !reader.connected || fault);
 }
