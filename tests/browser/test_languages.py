@@ -141,6 +141,7 @@ def dashboard(browser: Browser, live: Running, lang: str, size: tuple[int, int])
     expect(page.locator("#conn")).to_have_class(re.compile(r"conn-live"))
     expect(page.locator("#journal-body tr").first).to_be_visible()
     expect(page.locator("#odds-body tr").first).to_be_visible()
+    expect(page.locator("#pace-body tr").first).to_be_visible()  # read a second after
     return page
 
 
