@@ -17,6 +17,7 @@ import pytest
 
 from station.commands.report import COLUMNS as REPORT_COLUMNS
 from station.core.protection import ALERT_CODES
+from station.core.protection.riffle import GATHERINGS
 from station.core.words import DUE_WORDS, EXPLANATIONS, ROLE_WORDS
 from station.floor.alerts import EPOCH, FORGED_MESSAGE, FORGED_ROW, NEW_KEY
 from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION
@@ -34,6 +35,7 @@ SCREENS = [
 ]
 #: The namespaces of the staff screens' keys (a quoted "dash.x" in a screen is a key).
 NAMESPACES = (
+    "protect",
     "paytable",
     "ui",
     "dash",
@@ -102,6 +104,7 @@ def built() -> set[str]:
         ),
         "language_name",
         "bet_banker_no_commission",
+        *(f"protect.gathered.{g}" for g in GATHERINGS),
         "floor.broker.refused",  # floor.js: t(`floor.broker.${why}`), the service's two failures
         "floor.broker.unreachable",
         *(f"paytable.{p.stem}" for p in (ROOT / "station" / "core" / "paytables").glob("*.toml")),

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -23,6 +24,10 @@ from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
 from tests.floor.floorkit import RunningFloor
+from tests.protection.test_live import config_for
+from tests.protection.test_live import deal as protection_deal
+from tests.protection.test_watch import shoes_events
+from tests.readerkit import wait_until
 from tests.service.kit import Running, serve
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "i18n"
@@ -87,6 +92,7 @@ DATA = [
     r"\b(sim|none|serial)\b",
     r"Salon Privé · Table 7|Table 7",
     r"\bs\b",
+    r"\d(\.\d+)?E-?\d+",  # a probability, Intl's scientific form
 ]
 
 
@@ -95,7 +101,7 @@ def foreign(texts: list[dict[str, str]], also: tuple[str, ...] = ()) -> list[dic
     left = []
     for t in texts:
         rest = re.sub(r"⟦[^⟦⟧]*⟧", " ", t["text"])
-        for pattern in [*DATA, *also]:
+        for pattern in [*also, *DATA]:  # the caller's data first: it may hold an id
             rest = re.sub(pattern, " ", rest)
         if re.search(r"[^\W\d_]", rest):
             left.append({**t, "left": rest.strip()})
@@ -356,3 +362,56 @@ def test_a_bad_token_fills_the_screen(browser: Browser, display_table: Running, 
     if lang != "en":
         shot(page, f"display-{lang}-refused")
     page.context.close()
+
+
+# -- a protection alert -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def repeated_shoe(tmp_path: Path) -> Iterator[Running]:
+    """Two one-deck shoes, the second in the first's order: SHOE_SEQUENCE and WEAK_SHUFFLE."""
+    config, tokens = config_for(tmp_path)
+    with serve(config, tokens) as station:
+        protection_deal(station, list(shoes_events(["uniform", "none"], decks=1)))
+        yield station
+
+
+def test_a_protection_alert_is_said_from_its_figures(
+    browser: Browser, repeated_shoe: Running
+) -> None:
+    """The banner's sentence is built from the notice's figures in the page's language:
+    in English it is the station's own sentence, word for word; under the pseudo-language
+    nothing but the earlier shoe's label (its name in the history) is left."""
+
+    def raised() -> list[dict[str, Any]]:
+        answer = httpx.get(
+            f"{repeated_shoe.url}/api/protection", headers=repeated_shoe.headers("viewer")
+        )
+        found: list[dict[str, Any]] = answer.json()["alerts"]
+        return found
+
+    wait_until(lambda: len(raised()) == 2, what="the protection checks' two alerts")
+    alerts = raised()
+    assert {a["alert"] for a in alerts} == {"SHOE_SEQUENCE", "WEAK_SHUFFLE"}
+    for lang in ("en", "qps", "zh-Hant"):
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        page.goto(f"{repeated_shoe.url}/?lang={lang}")
+        page.fill("#token", repeated_shoe.tokens["viewer"])
+        page.click("#login button[type=submit]")
+        items = page.locator("#protection-list li")
+        expect(items).to_have_count(len(alerts))
+        if lang == "en":
+            for a in alerts:  # the probability in Intl's scientific form: 2.4E-9 for 2.4e-09
+                said = re.sub(r"probability \S+$", "probability", a["message"])
+                expect(page.locator("#protection-list")).to_contain_text(said)
+        elif lang == "qps":
+            labels = tuple(re.escape(a["earlier"]) for a in alerts if a.get("earlier"))
+            texts = [t for t in look(page)["texts"] if t["where"] in ("", "LI", "advice", "when")]
+            left = foreign(texts, also=labels)
+            assert left == [], (labels, left)
+        else:
+            expect(page.locator("#protection")).to_contain_text("牌序重複")
+            expect(page.locator("#protection")).to_contain_text("監控部")
+            shot(page, "dashboard-zh-Hant-protection")
+        context.close()

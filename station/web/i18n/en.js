@@ -513,5 +513,19 @@ export default {
   "floor.broker.unreachable": "unreachable: {detail}",
   "floor.gap_message": "row {seq} arrived but the archive ends at row {head}: {rows} missing; it and later rows are held until the missing rows come",
   "floor.chain_message": "row {seq} does not link to row {head}: the chain is broken; the row and every later one are held, not archived",
-  "counts_label": "Counts"
+  "counts_label": "Counts",
+  "protect.new_deck": "{k} cards in new deck order{also} from card {start} of this shoe: the shoe was not shuffled",
+  "protect.repeat": "{k} cards in the order of {earlier} (its card {earlier_start}){also} from card {start} of this shoe: a repeated or pre-arranged shoe",
+  "protect.also": ", and of {list}",
+  "protect.new_deck_order": "new deck order",
+  "protect.weak": "this shoe is {what} ({pile}), most plainly in its cards {first}-{last} of {cards} seen; a fair shuffle looks like this with probability {p}",
+  "protect.cut_only": "the previous shoe cut but not riffled",
+  "protect.riffles_one": "about {n} riffle of the previous shoe",
+  "protect.riffles_other": "about {n} riffles of the previous shoe",
+  "protect.pile": "its discards gathered {how}",
+  "protect.pile_turned": "its discards gathered {how}, turned over",
+  "protect.gathered.in dealt order": "in dealt order",
+  "protect.gathered.each round reversed": "each round reversed",
+  "protect.gathered.with the banker's cards first": "with the banker's cards first",
+  "protect.gathered.with the banker's cards last": "with the banker's cards last"
 };

@@ -513,5 +513,19 @@ export default {
   "floor.broker.unreachable": "injoignable : {detail}",
   "floor.gap_message": "la ligne {seq} est arrivée alors que l’archive s’arrête à la ligne {head} : {rows} manquantes ; elle et les suivantes sont retenues jusqu’à l’arrivée des lignes manquantes",
   "floor.chain_message": "la ligne {seq} ne se rattache pas à la ligne {head} : la chaîne est rompue ; cette ligne et toutes les suivantes sont retenues, non archivées",
-  "counts_label": "Compteurs"
+  "counts_label": "Compteurs",
+  "protect.new_deck": "{k} cartes dans l’ordre d’un jeu neuf{also} à partir de la carte {start} de ce sabot : le sabot n’a pas été mélangé",
+  "protect.repeat": "{k} cartes dans l’ordre de {earlier} (sa carte {earlier_start}){also} à partir de la carte {start} de ce sabot : un sabot répété ou préparé",
+  "protect.also": ", et de {list}",
+  "protect.new_deck_order": "l’ordre d’un jeu neuf",
+  "protect.weak": "ce sabot est {what} ({pile}), le plus nettement dans ses cartes {first} à {last} sur {cards} vues ; un mélange correct ressemble à cela avec une probabilité de {p}",
+  "protect.cut_only": "le sabot précédent coupé mais pas mélangé",
+  "protect.riffles_one": "environ {n} mélange à l’américaine du sabot précédent",
+  "protect.riffles_other": "environ {n} mélanges à l’américaine du sabot précédent",
+  "protect.pile": "ses cartes écartées ramassées {how}",
+  "protect.pile_turned": "ses cartes écartées ramassées {how}, retournées",
+  "protect.gathered.in dealt order": "dans l’ordre de la donne",
+  "protect.gathered.each round reversed": "chaque coup à l’envers",
+  "protect.gathered.with the banker's cards first": "les cartes de la banque d’abord",
+  "protect.gathered.with the banker's cards last": "les cartes de la banque en dernier"
 };

@@ -513,5 +513,19 @@ export default {
   "floor.broker.unreachable": "无法连接：{detail}",
   "floor.gap_message": "收到第 {seq} 行，但归档只到第 {head} 行：遗失{rows}；此行及其后的行会保留，直至遗失的行送达",
   "floor.chain_message": "第 {seq} 行与第 {head} 行接不上：链已断；此行及其后所有行均保留，不予归档",
-  "counts_label": "统计"
+  "counts_label": "统计",
+  "protect.new_deck": "由此牌靴第 {start} 张牌起，{k} 张牌按新牌顺序排列{also}：此牌靴没有洗牌",
+  "protect.repeat": "由此牌靴第 {start} 张牌起，{k} 张牌与 {earlier}（其第 {earlier_start} 张牌起）顺序相同{also}：重复或预先排列的牌靴",
+  "protect.also": "，亦与 {list} 相同",
+  "protect.new_deck_order": "新牌顺序",
+  "protect.weak": "此牌靴是{what}（{pile}），在已见 {cards} 张中的第 {first}–{last} 张最明显；公平的洗牌出现这情况的概率为 {p}",
+  "protect.cut_only": "上一靴只切牌、未洗牌",
+  "protect.riffles_one": "上一靴约洗 {n} 次",
+  "protect.riffles_other": "上一靴约洗 {n} 次",
+  "protect.pile": "弃牌{how}收集",
+  "protect.pile_turned": "弃牌{how}收集，并整叠翻转",
+  "protect.gathered.in dealt order": "按派牌顺序",
+  "protect.gathered.each round reversed": "每局倒序",
+  "protect.gathered.with the banker's cards first": "庄家的牌先",
+  "protect.gathered.with the banker's cards last": "庄家的牌后"
 };

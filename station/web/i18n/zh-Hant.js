@@ -513,5 +513,19 @@ export default {
   "floor.broker.unreachable": "無法連接：{detail}",
   "floor.gap_message": "收到第 {seq} 行，但歸檔只到第 {head} 行：遺失{rows}；此行及其後的行會保留，直至遺失的行送達",
   "floor.chain_message": "第 {seq} 行與第 {head} 行接不上：鏈已斷；此行及其後所有行均保留，不予歸檔",
-  "counts_label": "統計"
+  "counts_label": "統計",
+  "protect.new_deck": "由此牌靴第 {start} 張牌起，{k} 張牌按新牌順序排列{also}：此牌靴沒有洗牌",
+  "protect.repeat": "由此牌靴第 {start} 張牌起，{k} 張牌與 {earlier}（其第 {earlier_start} 張牌起）順序相同{also}：重複或預先排列的牌靴",
+  "protect.also": "，亦與 {list} 相同",
+  "protect.new_deck_order": "新牌順序",
+  "protect.weak": "此牌靴是{what}（{pile}），在已見 {cards} 張中的第 {first}–{last} 張最明顯；公平的洗牌出現這情況的機率為 {p}",
+  "protect.cut_only": "上一靴只切牌、未洗牌",
+  "protect.riffles_one": "上一靴約洗 {n} 次",
+  "protect.riffles_other": "上一靴約洗 {n} 次",
+  "protect.pile": "棄牌{how}收集",
+  "protect.pile_turned": "棄牌{how}收集，並整疊翻轉",
+  "protect.gathered.in dealt order": "按派牌順序",
+  "protect.gathered.each round reversed": "每局倒序",
+  "protect.gathered.with the banker's cards first": "莊家的牌先",
+  "protect.gathered.with the banker's cards last": "莊家的牌後"
 };
