@@ -4,7 +4,7 @@
 // the words are the catalogue's, in the page's language (i18n.js), and numbers, times and
 // dates are the browser's Intl, the locale's way.
 
-import { dayOf, list, num, percent, t, timeOf } from "./i18n.js";
+import { count, dayOf, list, locale, num, percent, t, timeOf } from "./i18n.js";
 
 export const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const POINTS = { A: 1, T: 0, J: 0, Q: 0, K: 0 };
@@ -81,7 +81,9 @@ export function actorOf({ source, actor }, readerDriver) {
   if (source === "api") return { name: actor, badge: null };
   const badge = source === "reader" ? (readerDriver === "sim" ? "demo_bot" : "reader") : source;
   const repeats = actor === source || actor === badge || actor === badge.replace("_", " ");
-  return { name: repeats ? null : actor, badge };
+  // A part of the station by its name (the protection checks): said in the page's words.
+  const named = t(`badge.${actor}`);
+  return { name: repeats ? null : named === `badge.${actor}` ? actor : named, badge };
 }
 
 /** A badge's words ("demo bot", "robot de démo"); a source the catalogue does not know
@@ -281,11 +283,32 @@ export function resultText(r) {
   return t("dash.result_winner", { winner: winnerName(r.winner), p: r.player_total, b: r.banker_total });
 }
 
+/** An alert's sentence in the page's words, from the figures the notice carries (the
+ * run's length and where it starts, the shuffle's riffles and gathering, ...); the
+ * station's sentence when the figures are not all there. An earlier shoe is named by
+ * its label, as the station's history keeps it. */
+export function alertSentence(a) {
+  const shoe = (label) => (label === "new deck order" ? t("protect.new_deck_order") : label);
+  if (a.alert === "SHOE_SEQUENCE" && a.k != null && a.start != null) {
+    const also = a.others?.length ? t("protect.also", { list: list(a.others.map(shoe), "unit") }) : "";
+    if (a.earlier === "new deck order") return t("protect.new_deck", { k: num(a.k), start: num(a.start), also });
+    return t("protect.repeat", { k: num(a.k), start: num(a.start), earlier: a.earlier, earlier_start: num(a.earlier_start), also });
+  }
+  const how = a.gathering != null ? t(`protect.gathered.${a.gathering}`) : null;
+  if (a.alert === "WEAK_SHUFFLE" && a.riffles != null && a.part && how !== `protect.gathered.${a.gathering}`) {
+    const what = a.riffles === 0 ? t("protect.cut_only") : count(a.riffles, "protect.riffles");
+    const pile = t(a.turned_over ? "protect.pile_turned" : "protect.pile", { how });
+    return t("protect.weak", { what, pile, first: num(a.part[0]), last: num(a.part[1]), cards: num(a.cards),
+      p: new Intl.NumberFormat(locale, { maximumSignificantDigits: 2, notation: a.probability < 0.001 ? "scientific" : "standard" }).format(a.probability) });
+  }
+  return a.message;
+}
+
 /** A journal event in words. A notice's message and a fault's detail are the station's or
  * the reader's own text (a record of what was said, kept as said). */
 export function describe(event) {
   const { type } = event;
-  if (type === "notice") return t("dash.ev_notice", { message: event.message });
+  if (type === "notice") return t("dash.ev_notice", { message: event.alert ? alertSentence(event) : event.message });
   if (type === "card") return t("dash.ev_card", { card: label(event.card) });
   if (type === "decision") return t("dash.ev_decision", { decision: decisionWords(event) });
   if (type === "resume" && (event.card || event.decision)) {

@@ -19,6 +19,14 @@ function unseenWords(o, cards, closed) {
   return t("dash.odds_over_split", { cards: n, left: num(cards.left), unreadable: num(cards.unreadable) });
 }
 
+/** Why there are no odds: a game without odds, no shoe in play, in the page's words; anything else (a shoe the odds cannot be worked out from) as the station
+ * said it. */
+function reasonWords(answer) {
+  if (answer.offered === false) return t("dash.odds_not_offered_why", { game: gameTitle(answer.game) });
+  if (answer.reason === "no shoe in play") return t("dash.no_shoe");
+  return answer.reason || "";
+}
+
 function render({ odds: read }) {
   const status = $("odds-status");
   status.classList.toggle("error", Boolean(read?.error));
@@ -43,7 +51,7 @@ function render({ odds: read }) {
   $("odds-round").textContent = o ? t(answer.betting_closed ? "dash.odds_round_closed" : "dash.odds_round", { n: o.next_round }) : "";
   const paytable = t(`paytable.${answer.paytable}`);
   $("odds-note").textContent = o ? t("dash.odds_note", { paytable: paytable === `paytable.${answer.paytable}` ? answer.paytable : paytable, over: unseenWords(o, answer.cards, answer.betting_closed),
-    b: pct(o.outcomes.banker), p: pct(o.outcomes.player), t: pct(o.outcomes.tie) }) : answer.reason || "";
+    b: pct(o.outcomes.banker), p: pct(o.outcomes.player), t: pct(o.outcomes.tie) }) : reasonWords(answer);
   const advantage = o ? o.advantage : [];
   const alert = $("odds-alert");
   alert.hidden = !advantage.length;

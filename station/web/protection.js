@@ -5,8 +5,8 @@
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
-import { clock } from "./format.js";
-import { count, list, locale, num, t } from "./i18n.js";
+import { alertSentence, clock } from "./format.js";
+import { num, t } from "./i18n.js";
 
 const SEEN = "station-protection-seen";
 const SHOWN = 5;
@@ -15,27 +15,6 @@ const SHOWN = 5;
 function alertWords(code) {
   const words = t(`alert.${code}`);
   return words === `alert.${code}` ? code : words;
-}
-
-/** An alert's sentence in the page's words, from the figures the notice carries (the
- * run's length and where it starts, the shuffle's riffles and gathering, ...); the
- * station's sentence when the figures are not all there. An earlier shoe is named by
- * its label, as the station's history keeps it. */
-export function messageWords(a) {
-  const shoe = (label) => (label === "new deck order" ? t("protect.new_deck_order") : label);
-  if (a.alert === "SHOE_SEQUENCE" && a.k != null && a.start != null) {
-    const also = a.others?.length ? t("protect.also", { list: list(a.others.map(shoe), "unit") }) : "";
-    if (a.earlier === "new deck order") return t("protect.new_deck", { k: num(a.k), start: num(a.start), also });
-    return t("protect.repeat", { k: num(a.k), start: num(a.start), earlier: a.earlier, earlier_start: num(a.earlier_start), also });
-  }
-  const how = a.gathering != null ? t(`protect.gathered.${a.gathering}`) : null;
-  if (a.alert === "WEAK_SHUFFLE" && a.riffles != null && a.part && how !== `protect.gathered.${a.gathering}`) {
-    const what = a.riffles === 0 ? t("protect.cut_only") : count(a.riffles, "protect.riffles");
-    const pile = t(a.turned_over ? "protect.pile_turned" : "protect.pile", { how });
-    return t("protect.weak", { what, pile, first: num(a.part[0]), last: num(a.part[1]), cards: num(a.cards),
-      p: new Intl.NumberFormat(locale, { maximumSignificantDigits: 2, notation: a.probability < 0.001 ? "scientific" : "standard" }).format(a.probability) });
-  }
-  return a.message;
 }
 
 /** What to do, in the page's words for the alert's code (else the station's). */
@@ -68,7 +47,7 @@ export function mountProtection(store) {
     fill($("protection-list"), list.slice(0, SHOWN).map((a) =>
       h("li", {},
         h("strong", { text: `${alertWords(a.alert)}: ` }),
-        `${messageWords(a)} `,
+        `${alertSentence(a)} `,
         h("span", { class: "advice", text: t("dash.protection_advice", { advice: adviceWords(a) }) }),
         " ",
         h("span", { class: "when", text: a.ts ? t("dash.protection_row_at", { seq: a.seq, time: clock(a.ts) }) : t("dash.protection_row", { seq: a.seq }) }))));

@@ -33,7 +33,7 @@ function layHands(st) {
   box.dataset.game = key;
   box.className = `hands hands-${st.hands.length}`;
   fill(box, layout(st.hands).map((hand) => h("div", { class: `hand ${hand}`, id: `${hand}-hand`, "data-hand": hand },
-    h("h3", {}, h("span", { class: "hand-title", text: handTitle(st.game, hand) }),
+    h("h3", { "data-won": t("dash.mark_win") }, h("span", { class: "hand-title", text: handTitle(st.game, hand) }),
       h("span", { class: "mark", id: `${hand}-mark` }), h("span", { class: "total", id: `${hand}-total` })),
     h("div", { class: "cards", id: `${hand}-cards`, "aria-label": t("dash.cards_of", { hand: handTitle(st.game, hand) }) }))));
 }

@@ -38,7 +38,7 @@ LONG_NAME = "Salon Privé · Table 7"
 
 #: Every visible text of the page (text nodes, and the labels a screen reader reads) with
 #: where it is, and every element whose text is cut or sticks out of its box.
-LOOK = """() => {
+LOOK = r"""() => {
   const visible = (el) => el && el.getClientRects().length > 0
     && getComputedStyle(el).visibility !== "hidden";
   const texts = [];
@@ -47,6 +47,17 @@ LOOK = """() => {
     const el = n.parentElement;
     if (!n.textContent.trim() || !visible(el) || el.closest("#language, script, style")) continue;
     texts.push({ where: el.id || el.className || el.tagName, text: n.textContent.trim() });
+  }
+  for (const el of document.body.querySelectorAll("*")) { // words a style sheet adds
+    if (!visible(el)) continue;
+    for (const pseudo of ["::before", "::after"]) {
+      const content = getComputedStyle(el, pseudo).content;
+      const attr = /^attr\(([\w-]+)\)$/.exec(content);
+      const quoted = /^".*"$/.test(content) ? content.slice(1, -1) : "";
+      const text = (attr ? el.getAttribute(attr[1]) : quoted) || "";
+      const where = `${el.id || el.className}${pseudo}`;
+      if (text.trim()) texts.push({ where, text: text.trim() });
+    }
   }
   for (const el of document.querySelectorAll("[aria-label], [title]")) {
     if (!visible(el) || el.closest("#language")) continue;

@@ -527,5 +527,6 @@ export default {
   "protect.gathered.in dealt order": "in dealt order",
   "protect.gathered.each round reversed": "each round reversed",
   "protect.gathered.with the banker's cards first": "with the banker's cards first",
-  "protect.gathered.with the banker's cards last": "with the banker's cards last"
+  "protect.gathered.with the banker's cards last": "with the banker's cards last",
+  "dash.odds_not_offered_why": "odds are offered for punto banco only; this table plays {game}, whose rounds turn on the players' draw-or-stand options"
 };

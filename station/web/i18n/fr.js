@@ -527,5 +527,6 @@ export default {
   "protect.gathered.in dealt order": "dans l’ordre de la donne",
   "protect.gathered.each round reversed": "chaque coup à l’envers",
   "protect.gathered.with the banker's cards first": "les cartes de la banque d’abord",
-  "protect.gathered.with the banker's cards last": "les cartes de la banque en dernier"
+  "protect.gathered.with the banker's cards last": "les cartes de la banque en dernier",
+  "dash.odds_not_offered_why": "les probabilités ne sont proposées qu’au punto banco ; cette table joue au {game}, dont les coups dépendent des options des joueurs de tirer ou de rester"
 };

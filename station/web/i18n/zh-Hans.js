@@ -527,5 +527,6 @@ export default {
   "protect.gathered.in dealt order": "按派牌顺序",
   "protect.gathered.each round reversed": "每局倒序",
   "protect.gathered.with the banker's cards first": "庄家的牌先",
-  "protect.gathered.with the banker's cards last": "庄家的牌后"
+  "protect.gathered.with the banker's cards last": "庄家的牌后",
+  "dash.odds_not_offered_why": "只有百家乐（Punto Banco）提供赔率；此台玩{game}，其牌局取决于玩家补牌或不补的选择"
 };

@@ -527,5 +527,6 @@ export default {
   "protect.gathered.in dealt order": "按派牌順序",
   "protect.gathered.each round reversed": "每局倒序",
   "protect.gathered.with the banker's cards first": "莊家的牌先",
-  "protect.gathered.with the banker's cards last": "莊家的牌後"
+  "protect.gathered.with the banker's cards last": "莊家的牌後",
+  "dash.odds_not_offered_why": "只有百家樂（Punto Banco）提供賠率；此枱玩{game}，其牌局取決於玩家補牌或不補的選擇"
 };
