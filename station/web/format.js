@@ -274,7 +274,7 @@ export function winnerWords(r, game = "punto_banco") {
 
 /** A side's name for a winner code ("banker", "player", "tie"). */
 export function winnerName(winner, game = "punto_banco") {
-  return winner === "tie" ? t("bet_tie") : handWord(game, winner);
+  return winner === "tie" ? t("bet_tie").toLocaleLowerCase() : handWord(game, winner);
 }
 
 /** A result in a few words for the journal: "player 9–7", "tableau 1 win, tableau 2 tie". */
