@@ -20,6 +20,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from station.live.display_config import DashboardConfig
 from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
@@ -28,7 +29,7 @@ from tests.protection.test_live import config_for
 from tests.protection.test_live import deal as protection_deal
 from tests.protection.test_watch import shoes_events
 from tests.readerkit import wait_until
-from tests.service.kit import Running, serve
+from tests.service.kit import Running, make_config, serve
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "i18n"
 LANGUAGES = ("en", "fr", "zh-Hant", "zh-Hans")
@@ -426,3 +427,20 @@ def test_a_protection_alert_is_said_from_its_figures(
             expect(page.locator("#protection")).to_contain_text("監控部")
             shot(page, "dashboard-zh-Hant-protection")
         context.close()
+
+
+def test_the_stations_default_language_for_a_browser_it_does_not_speak(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """`[dashboard] language` for a browser asking for none of the station's languages;
+    a browser asking for one of them gets its own."""
+    config, tokens = make_config(tmp_path)
+    config = config.model_copy(update={"dashboard": DashboardConfig(language="zh-Hant")})
+    with serve(config, tokens) as station:
+        for locale, lang in (("de-DE", "zh-Hant"), ("fr-CA", "fr")):
+            context = browser.new_context(locale=locale)
+            page = context.new_page()
+            page.goto(f"{station.url}/")
+            expect(page.locator("html")).to_have_attribute("lang", lang)
+            expect(page.locator("#language")).to_have_value(lang)
+            context.close()
