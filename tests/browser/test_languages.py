@@ -7,11 +7,14 @@ Under the pseudo-language (`?lang=qps`: every piece of catalogue text between âŸ
 visible text comes from anywhere but the catalogue (what is left is data: names, card
 codes, numbers, the station's codes). In English, French and both Chinese scripts, at a
 desktop's and a phone's size (the display: landscape and portrait), no text overflows
-its box; the screenshots go to docs/i18n/ (looked at when they change)."""
+its box; the screenshots go to docs/i18n/ with STATION_SCREENSHOTS=1 (looked at when
+they change, then committed)."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from tests.readerkit import wait_until
 from tests.service.kit import Running, make_config, serve
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "i18n"
+SCRATCH = Path(tempfile.gettempdir()) / "station-i18n-screenshots"
 LANGUAGES = ("en", "fr", "zh-Hant", "zh-Hans")
 STAFF_SIZES = {"desktop": (1366, 768), "phone": (390, 844)}
 DISPLAY_SIZES = {"landscape": (1920, 1080), "portrait": (1080, 1920)}
@@ -132,8 +136,11 @@ def no_overflow(page: Page, what: str) -> None:
 
 
 def shot(page: Page, name: str) -> None:
-    DOCS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS / f"{name}.png"), full_page=True)
+    """The page as a picture: into docs/i18n/ with STATION_SCREENSHOTS=1 (to look at and
+    commit), else into a scratch folder (a test run leaves the tree as it was)."""
+    folder = DOCS if os.environ.get("STATION_SCREENSHOTS") == "1" else SCRATCH
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 # -- the supervisor dashboard on a suspended table ----------------------------------------
