@@ -100,6 +100,7 @@ PUNTO = {
     },
     "counts": {
         "rounds": int,
+        "voided": int,
         "banker": int,
         "player": int,
         "tie": int,
@@ -151,6 +152,7 @@ BANQUE = {
     },
     "counts": {
         "rounds": int,
+        "voided": int,
         "banker_natural": int,
         **{
             t: {"win": int, "lose": int, "tie": int, "natural": int}

@@ -5,7 +5,6 @@ its benchmark)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from drivers.sim.stream import simulate
 from station.core.events import EVENT_ROLES
 from station.live.config import StationConfig, TableConfig
 from station.live.display_config import BetLimit, DisplayConfig
+from station.shared.catalogue import LANGUAGES, catalogue
 from station.shared.config import TokenEntry
 from station.shared.tokens import new_token, token_hash
 from tests.service.kit import Running, make_config
@@ -24,13 +24,8 @@ WEB = Path(__file__).resolve().parent.parent / "station" / "web"
 
 
 def words() -> dict[str, dict[str, str]]:
-    """The display's translation table (`station/web/display-words.js`'s WORDS, written as
-    JSON so that it reads as such), by language."""
-    text = (WEB / "display-words.js").read_text()
-    start = text.index("export const WORDS = ") + len("export const WORDS = ")
-    end = text.index("\n};\n", start) + 2
-    table: dict[str, dict[str, str]] = json.loads(text[start:end])
-    return table
+    """The screens' catalogues (`station/web/i18n/<lang>.js`), by language."""
+    return {language: catalogue(language) for language in LANGUAGES}
 
 
 #: What a casino prints, by game (the screenshots' and the tests' limits).

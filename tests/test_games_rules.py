@@ -127,6 +127,7 @@ def test_the_ponte_rule(game: str, total: int) -> None:
             "total": total,
             "words": f"{'the ponte' if hand == 'player' else 'tableau 1'}: "
             f"option on {total}, draw or stand?",
+            "against": [],
         }
 
 

@@ -162,6 +162,7 @@ def test_an_option_in_the_views_and_the_snapshot() -> None:
         "hand": "tableau1",
         "total": 5,
         "words": "tableau 1: option on 5, draw or stand?",
+        "against": [],
     }
     assert table.due() == "decision" and table.option() == option
     assert table.expecting() == option["words"]
@@ -194,6 +195,7 @@ def test_the_banker_option_says_what_it_is_against() -> None:
         "hand": "banker",
         "total": 3,
         "words": "banker: option on 3 against the ponte's third card 9, draw or stand?",
+        "against": [{"hand": "player", "third": 9}],  # the same, as codes for the screens
     }
     banque = Table(game="baccarat_banque")
     deal = ["2S", "3S", "KD", "2H", "AH", "4D", "AC", "2C"]
@@ -202,6 +204,10 @@ def test_the_banker_option_says_what_it_is_against() -> None:
         "banker: option on 4 against tableau 1's third card 1 and tableau 2's third card 2, "
         "draw or stand?"
     )
+    assert banque.option()["against"] == [  # type: ignore[index]
+        {"hand": "tableau1", "third": 1},
+        {"hand": "tableau2", "third": 2},
+    ]
 
 
 def test_a_punto_banco_snapshot_keeps_its_shape() -> None:

@@ -166,6 +166,16 @@ class FloorTable(BaseModel):
     round: int | None = Field(description="the round being dealt, null between rounds")
     rounds: int = Field(description="rounds completed in this shoe")
     expecting: str | None = Field(description="what the table waits for, in words")
+    due: str | None = Field(
+        None,
+        description="what the table waits for as a code (a card role such as B2, burn, "
+        "close_bets, decision, shoe; null: suspended, or not known): the screens say it in "
+        "their language",
+    )
+    burns_due: int | None = Field(None, description="burn cards still to come (with due burn)")
+    option: dict[str, Any] | None = Field(
+        None, description="the option waiting for its decision: hand, total, against (codes)"
+    )
     suspended: bool
     suspension: Suspension | None
     journal_down: str | None = Field(

@@ -75,12 +75,15 @@ DUE_NAMES = {
 
 
 @router.get("/api/explanations", responses=refusals(413))
-async def explanations() -> dict[str, Any]:
+async def explanations(request: Request) -> dict[str, Any]:
     """The words for every error code, the role each event type needs, the roles in order,
     the words of every event type and of what the table can wait for (`due`: a card role
     like `B2`, `burn`, ...): the page shows only what a role may do, by the station's own
-    rules, in the station's own words."""
+    rules, in the station's own words (English, for other clients: the dashboard has the
+    words of every code in its catalogues), and the dashboard's default language
+    (`[dashboard] language`; a person's own choice and their browser's come first)."""
     return {
+        "language": station_of(request).config.dashboard.language,
         "errors": EXPLANATIONS,
         "event_roles": dict(EVENT_ROLES),
         "roles": sorted(RANK, key=RANK.__getitem__),

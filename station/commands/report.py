@@ -1,10 +1,13 @@
 """`station report [--config FILE | --journal FILE...] [--from T] [--to T] [--table T]
-[--format html|json] [-o FILE]`: game pace and dealer performance over a shift.
+[--format html|json] [--language L] [-o FILE]`: game pace and dealer performance over a
+shift.
 
 Per table, per dealer (the token that closed betting) and per shoe: rounds per hour,
 seconds per round, bets closed to result, suspensions per 100 rounds by code, the time
 to resolve them, voided rounds (`station.core.protection.pace`). JSON for other systems;
-HTML a manager prints: one self-contained page, charts as inline SVG, no script, no CDN.
+HTML a manager prints: one self-contained page, charts as inline SVG, no script, no CDN,
+in the language asked for (the screens' catalogues: `station.shared.catalogue`); the JSON
+stays language-free (codes and figures).
 The journals are read on read-only connections: a running station is not disturbed.
 """
 
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from station.commands.options import EXIT_OK, EXIT_USAGE
+from station.shared.catalogue import LANGUAGES, words_of
 
 
 def moment(text: str) -> datetime:
@@ -79,6 +83,12 @@ def add_parser(sub: Any) -> None:
         help="html: a page to print; json: for other systems (default: html)",
     )
     p.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        default="en",
+        help="the HTML page's language: its words, numbers and dates (default: en)",
+    )
+    p.add_argument(
         "-o",
         "--output",
         metavar="FILE",
@@ -123,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             orjson.dumps({"generated": made, "tables": reports}, option=orjson.OPT_INDENT_2) + b"\n"
         )
     else:
-        body = html_report(reports, made).encode()
+        body = html_report(reports, made, args.language).encode()
     if args.output == "-":
         sys.stdout.buffer.write(body)
         sys.stdout.flush()
@@ -201,18 +211,45 @@ section { page-break-inside: avoid; }
 @media print { body { margin: 0; } .wide { overflow: visible; } }
 """
 
-#: The figures of every row, in the dashboard's words (its Pace panel).
+#: The figures of every row; their words are the catalogue's `report.col.<figure>`.
 COLUMNS = (
-    ("rounds", "Rounds"),
-    ("voided_rounds", "Voided"),
-    ("rounds_per_hour", "Rounds per hour"),
-    ("seconds_per_round", "Seconds per round"),
-    ("close_to_result_seconds", "Bets closed to result (s)"),
-    ("suspensions", "Suspensions"),
-    ("suspensions_per_100_rounds", "per 100 rounds"),
-    ("resolve_seconds", "Time to resolve (s)"),
-    ("resolve_seconds_max", "longest (s)"),
+    "rounds",
+    "voided_rounds",
+    "rounds_per_hour",
+    "seconds_per_round",
+    "close_to_result_seconds",
+    "suspensions",
+    "suspensions_per_100_rounds",
+    "resolve_seconds",
+    "resolve_seconds_max",
 )
+
+#: How each language writes a number: its thousands separator and decimal mark (what
+#: the browser's Intl writes for the dashboard's locales: "1,234.5", "1 234,5").
+NUMBER_MARKS = {
+    "en": (",", "."),
+    "fr": ("\u202f", ","),
+    "zh-Hant": (",", "."),
+    "zh-Hans": (",", "."),
+}
+#: How each language writes a day and a time to the second.
+DATE_FORMATS = {
+    "en": ("%Y-%m-%d %H:%M:%S", "%H:%M:%S"),
+    "fr": ("%d/%m/%Y %H:%M:%S", "%H:%M:%S"),
+    "zh-Hant": ("%Y年%m月%d日 %H:%M:%S", "%H:%M:%S"),
+    "zh-Hans": ("%Y年%m月%d日 %H:%M:%S", "%H:%M:%S"),
+}
+
+
+def number(value: Any, language: str = "en") -> str:
+    """A figure as `language` writes it: `1,234.5`, `1 234,5` (an integer stays one)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return str(value)
+    thousands, decimal = NUMBER_MARKS[language]
+    text = f"{value:,}" if isinstance(value, int) else f"{value:,.10g}"
+    if "e" in text:  # a figure too large or small for plain digits stays as Python wrote it
+        return text
+    return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
 
 
 def local_time(text: str | None) -> datetime | None:
@@ -222,18 +259,25 @@ def local_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone()
 
 
-def clock(when: datetime | None, day: bool = True) -> str:
-    """`2026-12-02 08:38:53` (to the second), or `08:38:53` without the day."""
+def clock(when: datetime | None, day: bool = True, language: str = "en") -> str:
+    """`2026-12-02 08:38:53` (to the second), or `08:38:53` without the day; the day as
+    `language` writes it (`02/12/2026`, `2026年12月02日`)."""
     if when is None:
         return "–"
-    return when.strftime("%Y-%m-%d %H:%M:%S" if day else "%H:%M:%S")
+    with_day, alone = DATE_FORMATS[language]
+    return when.strftime(with_day if day else alone)
 
 
-def span_words(first: str | None, last: str | None) -> str:
+def span_words(first: str | None, last: str | None, language: str = "en") -> str:
     """`2026-12-02 08:38:53 to 12:42:56` (the day said once when both are on it)."""
     start, end = local_time(first), local_time(last)
     same_day = start is not None and end is not None and start.date() == end.date()
-    return f"{clock(start)} to {clock(end, day=not same_day)}"
+    t = words_of(language)
+    return t(
+        "report.span",
+        start=clock(start, language=language),
+        end=clock(end, day=not same_day, language=language),
+    )
 
 
 def zone_words(when: datetime) -> str:
@@ -244,18 +288,23 @@ def zone_words(when: datetime) -> str:
     return name if offset in ("", "UTC+00:00") and name else f"{name} ({offset})".strip()
 
 
-def code_words(code: str) -> str:
-    """A suspension code as a manager reads it: `UNREADABLE_CARD` -> `unreadable card`."""
-    return code.replace("_", " ").lower()
+def code_words(code: str, language: str = "en") -> str:
+    """A suspension code as a manager reads it: `UNREADABLE_CARD` -> `unreadable card`,
+    `carte illisible`, `無法辨認的牌` (a code the catalogue does not know, spaced)."""
+    from station.shared.catalogue import catalogue
+
+    return catalogue(language).get(f"cause.{code}") or code.replace("_", " ").lower()
 
 
-def _cell(value: Any) -> str:
-    return "–" if value is None else escape(str(value))
+def _cell(value: Any, language: str) -> str:
+    return "–" if value is None else escape(number(value, language))
 
 
-def _table(head: list[str], rows: list[list[Any]]) -> str:
+def _table(head: list[str], rows: list[list[Any]], language: str = "en") -> str:
     th = "".join(f"<th scope='col'>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_cell(v, language)}</td>" for v in r) + "</tr>" for r in rows
+    )
     return (
         f"<div class='wide'><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
     )
@@ -263,20 +312,22 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
 
 def text_width(text: str, size: float = 12) -> float:
     """About how wide `text` is drawn in a sans-serif at `size` px (a generous guess, so a
-    label is never cut)."""
-    return len(text) * size * 0.62
+    label is never cut): a Chinese character is a full em, a Latin letter about 0.62."""
+    import unicodedata
+
+    return sum(size * (1.0 if unicodedata.east_asian_width(c) in "WF" else 0.62) for c in text)
 
 
-def bar_chart(title: str, bars: list[tuple[str, float]]) -> str:
+def bar_chart(title: str, bars: list[tuple[str, float]], language: str = "en") -> str:
     """A horizontal bar chart as inline SVG (prints as drawn, no script), as wide as the
     longest name and value need, scaled down to the page on a phone. The title says the
     unit: each bar ends with its figure alone."""
     if not bars:
-        return f"<p class='meta'>{escape(title)}: nothing to draw.</p>"
+        return f"<p class='meta'>{escape(words_of(language)('report.nothing', title=title))}</p>"
     top = max(v for _, v in bars) or 1.0
     row, bar_w = 22, 280
     label_w = max(text_width(name) for name, _ in bars) + 12
-    value_w = max(text_width(f"{value:g}") for _, value in bars) + 12
+    value_w = max(text_width(number(value, language)) for _, value in bars) + 12
     width = label_w + bar_w + value_w
     height = row * len(bars) + 8
     parts = [
@@ -291,59 +342,68 @@ def bar_chart(title: str, bars: list[tuple[str, float]]) -> str:
             f"{escape(name)}</text>"
             f'<rect x="{label_w:.0f}" y="{y + 2}" width="{bar:.1f}" height="{row - 6}" '
             f'fill="#37474f"/><text x="{label_w + bar + 5:.1f}" y="{y + 15}" '
-            f'font-size="12">{value:g}</text>'
+            f'font-size="12">{escape(number(value, language))}</text>'
         )
     parts.append("</svg>")
     return f"<h3>{escape(title)}</h3>" + "".join(parts)
 
 
-def html_report(reports: list[dict[str, Any]], generated: str) -> str:
+def html_report(reports: list[dict[str, Any]], generated: str, language: str = "en") -> str:
     made = local_time(generated)
     assert made is not None
+    t = words_of(language)
+    columns = [t(f"report.col.{k}") for k in COLUMNS]
     sections = []
     for r in reports:
         totals = r["totals"]
-        span = span_words(r["from"] or r["first_row"], r["to"] or r["last_row"])
+        span = span_words(r["from"] or r["first_row"], r["to"] or r["last_row"], language)
         dealers = r["dealers"]
-        dealer_rows = [[name, *(d[k] for k, _ in COLUMNS)] for name, d in dealers.items()]
+        dealer_rows = [[name, *(d[k] for k in COLUMNS)] for name, d in dealers.items()]
         shoe_rows = [
             [
                 s["shoe"],
-                clock(local_time(s["started"])),
+                clock(local_time(s["started"]), language=language),
                 ", ".join(s["dealers"]),
-                *(s[k] for k, _ in COLUMNS),
+                *(s[k] for k in COLUMNS),
             ]
             for s in r["shoes"]
         ]
         codes = totals["suspensions_per_100_rounds_by_code"]
         sections.append(
-            f"<section><h2>Table {escape(r['table'])}</h2>"
-            f"<p class='meta'>{escape(span)} · journal {escape(r['journal'])}</p>"
+            f"<section><h2>{escape(t('report.table', name=r['table']))}</h2>"
+            f"<p class='meta'>{escape(t('report.meta', span=span, path=r['journal']))}</p>"
             + _table(
-                ["Table", *(h for _, h in COLUMNS)],
-                [[r["table"], *(totals[k] for k, _ in COLUMNS)]],
+                [t("report.th_table"), *columns],
+                [[r["table"], *(totals[k] for k in COLUMNS)]],
+                language,
             )
             + bar_chart(
-                "Rounds per hour by dealer",
+                t("report.chart_rph"),
                 [(n, d["rounds_per_hour"]) for n, d in dealers.items() if d["rounds_per_hour"]],
+                language,
             )
             + bar_chart(
-                "Suspensions per 100 rounds, by cause",
-                [(code_words(c), v) for c, v in codes.items()],
+                t("report.chart_causes"),
+                [(code_words(c, language), v) for c, v in codes.items()],
+                language,
             )
-            + "<h3>Dealers</h3>"
-            + _table(["Dealer", *(h for _, h in COLUMNS)], dealer_rows)
-            + "<h3>Shoes</h3>"
-            + _table(["Shoe", "Started", "Dealers", *(h for _, h in COLUMNS)], shoe_rows)
+            + f"<h3>{escape(t('report.dealers'))}</h3>"
+            + _table([t("report.dealer"), *columns], dealer_rows, language)
+            + f"<h3>{escape(t('report.shoes'))}</h3>"
+            + _table(
+                [t("report.shoe"), t("report.started"), t("report.dealers"), *columns],
+                shoe_rows,
+                language,
+            )
             + "</section>"
         )
+    title = escape(t("report.title"))
+    made_words = t("report.made", time=clock(made, language=language), zone=zone_words(made))
     return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<!DOCTYPE html><html lang='{language}'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        "<title>Game pace and dealer performance</title>"
+        f"<title>{title}</title>"
         f"<style>{CSS}</style></head><body>"
-        "<h1>Game pace and dealer performance</h1>"
-        f"<p class='meta'>Made {escape(clock(made))} by station report; times are "
-        f"{escape(zone_words(made))}. A dealer is the token that closed betting; rounds per "
-        "hour count suspensions in the round's time.</p>" + "".join(sections) + "</body></html>\n"
+        f"<h1>{title}</h1>"
+        f"<p class='meta'>{escape(made_words)}</p>" + "".join(sections) + "</body></html>\n"
     )

@@ -73,7 +73,7 @@ def board(
 ) -> dict[str, Any]:
     """The board of `snapshot` (its shoe's `roads`, as `station.core.roads.game_scoreboards`
     gives them): the game, the shoe's number, the status, the last round's result, the roads
-    as drawn and the counts."""
+    as drawn and the counts (with the shoe's voided rounds)."""
     results = snapshot.results
     if snapshot.game == "baccarat_banque":
         drawn = banque_roads(roads)
@@ -83,6 +83,9 @@ def board(
         drawn = punto_roads(roads)
         last = round_result(results[-1]) if results else None
         counts = _pick(roads["counts"], COUNT_FIELDS)
+    # The rounds voided in this shoe: the screen says them beside its rounds (a voided
+    # round has a number, as on the dashboard, and no result), so the two never disagree.
+    counts["voided"] = len(snapshot.voided)
     return {
         "game": snapshot.game,
         "shoe": snapshot.shoes_started,

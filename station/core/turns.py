@@ -159,6 +159,9 @@ class Turns:
         hand = game.hands[turn]
         total = two_card_total(rnd.cards[turn])
         against = ""
+        # What the banker plays against as codes too (the screens say it in their words):
+        # each hand not settled by its natural, its third card's points or standing.
+        facing: list[dict[str, Any]] = []
         if turn == game.banker_index:
             sides = []
             for i, cards in enumerate(rnd.cards[:-1]):
@@ -167,8 +170,10 @@ class Turns:
                 word = game.hand_words[game.hands[i]]
                 if len(cards) > 2:
                     sides.append(f"{word}'s third card {POINTS[cards[2]]}")
+                    facing.append({"hand": game.hands[i], "third": POINTS[cards[2]]})
                 else:
                     sides.append(f"{word} standing")
+                    facing.append({"hand": game.hands[i], "third": None})
             against = " against " + " and ".join(sides)
         words = f"{game.hand_words[hand]}: option on {total}{against}, draw or stand?"
-        return {"hand": hand, "total": total, "words": words}
+        return {"hand": hand, "total": total, "words": words, "against": facing}

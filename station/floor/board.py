@@ -506,6 +506,10 @@ class Board:
             "round": (snap.round or {}).get("number") if snap is not None else None,
             "rounds": snap.rounds_complete if snap is not None else 0,
             "expecting": snap.expecting if snap is not None else None,
+            # The same as codes, for the floor view to say in its reader's language.
+            "due": snap.due if snap is not None else None,
+            "burns_due": snap.burns_due if snap is not None else None,
+            "option": snap.option if snap is not None else None,
             "suspended": suspension is not None,
             "suspension": suspension,
             # Why the station's journal cannot be written now, as its heartbeat says (null:

@@ -45,7 +45,7 @@ from station.core.paytables import (
 from station.core.paytables import load as load_paytable
 from station.core.table import Table
 from station.live.api_config import ApiConfig
-from station.live.display_config import DisplayConfig
+from station.live.display_config import DashboardConfig, DisplayConfig
 from station.live.protection.config import ProtectionConfig
 from station.live.publisher.settings import FloorConfig
 from station.live.signals_config import WEBHOOK_EVENTS, SignalsConfig, WebhookConfig
@@ -60,6 +60,7 @@ __all__ = [
     "WEBHOOK_EVENTS",
     "ApiConfig",
     "ConfigError",
+    "DashboardConfig",
     "DisplayConfig",
     "FloorConfig",
     "JournalConfig",
@@ -334,6 +335,7 @@ class StationConfig(Section):
     log: LogConfig = Field(default_factory=LogConfig, description="[log]")
     floor: FloorConfig = Field(default_factory=FloorConfig, description="[floor]")
     display: DisplayConfig = Field(default_factory=DisplayConfig, description="[display]")
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig, description="[dashboard]")
     source: str = Field("(defaults)", exclude=True, description="the file the config was read from")
 
     @field_validator("reader", mode="before")

@@ -138,3 +138,21 @@ class DisplayConfig(Section):
         if len(value) > MAX_LIMITS:
             raise ValueError(f"at most {MAX_LIMITS} limits fit the screen, got {len(value)}")
         return value
+
+
+class DashboardConfig(Section):
+    """`[dashboard]`: the supervisor dashboard's default language, for a person whose
+    browser asks for none of the station's languages and who has not chosen one (each
+    person's choice, in the header's switch, is remembered by their browser)."""
+
+    language: str = Field(
+        "en",
+        description=f"the dashboard's default language, one of {', '.join(LANGUAGES)}",
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: str) -> str:
+        if value not in LANGUAGES:
+            raise ValueError(f"must be one of {', '.join(LANGUAGES)}, got {value!r}")
+        return value

@@ -5,7 +5,8 @@
 
 import { ApiError, post } from "./api.js";
 import { $ } from "./dom.js";
-import { actionLine, decisionWords, doneWords, label } from "./format.js";
+import { actionLine, decisionWords, doneWords, dueWords, label, optionWords, suitName } from "./format.js";
+import { t } from "./i18n.js";
 import { accepts, actionWords, may } from "./rules.js";
 import { say } from "./store.js";
 
@@ -27,14 +28,14 @@ function pickedCard() {
 }
 
 /** Where a card read by eye goes on `resume`: what the table waits for once the suspension
- * is lifted (the burn, else the round's next card, as the state says), in the station's
- * words (/api/explanations `due`): "as the banker second card (B2)". */
-export function slotWords(state, rules) {
+ * is lifted (the burn, else the round's next card, as the state says), in the page's
+ * words for its code: "banker second card (B2)"; "" when no card is due. */
+export function slotWords(state) {
   if (!state?.in_play) return "";
   const due = state.reveal_due ? "burn_reveal" : state.burns_due ? "burn" : state.round ? state.round.due : state.gated ? null : "P1";
   if (!due || due === "decision") return ""; // an option waits: no card is due before its decision
-  const words = rules?.due?.[due] || due;
-  return /^([PB]\d|(T1|T2|B)\.\d)$/.test(due) ? ` as the ${words} (${due})` : ` as the ${words}`;
+  const words = dueWords(due);
+  return /^([PB]\d|(T1|T2|B)\.\d)$/.test(due) ? t("dash.slot_as", { words, code: due }) : words;
 }
 
 /** The decision the supervisor chose in the banner for the option that waits, or null. */
@@ -55,23 +56,22 @@ function eventOf(button, state, rules, words) {
     const card = pickedCard();
     if (!card) return null;
     event.card = card;
-    const slot = slotWords(state, rules);
-    question = slot ? `Resume with ${label(card)}, read by eye,${slot}?`
-      : `Resume with ${label(card)} (read by eye)? No card is due now: the table will say so.`;
+    const slot = slotWords(state);
+    question = slot ? t("dash.ask_card_slot", { card: label(card), slot }) : t("dash.ask_card_none", { card: label(card) });
   } else if (button.hasAttribute("data-with-decision")) {
     const decision = chosenDecision(state);
     if (!decision) return null;
     event.decision = decision;
     const card = pickedCard(); // a card read by eye goes with it (the station refuses one while a card is held)
     if (card) event.card = card;
-    const then = state.held ? ` The held card ${label(state.held)} is then placed.`
-      : card ? ` Then ${label(card)}, read by eye.` : "";
-    question = `Resume with the decision ${decisionWords(decision, state.game)} (${state.option.words})?${then}`;
+    const values = { decision: decisionWords(decision, state.game), option: optionWords(state.option, state.game) };
+    question = state.held ? t("dash.ask_decision_held", { ...values, card: label(state.held) })
+      : card ? t("dash.ask_decision_card", { ...values, card: label(card) }) : t("dash.ask_decision", values);
   } else if (type === "decision") {
     if (!state?.option) return null;
     event.hand = state.option.hand;
     event.draw = button.dataset.draw === "true";
-    question = `${state.option.words} Record ${decisionWords(event, state.game)}?`;
+    question = t("dash.ask_record", { option: optionWords(state.option, state.game), decision: decisionWords(event, state.game) });
   }
   return { event, question };
 }
@@ -96,7 +96,7 @@ export function mountActions(store, { onUnauthorized }) {
       const verdict = await post(event);
       const row = store.get().rows.at(verdict.seq); // the journal's row says who did it
       const line = actionLine(row ? { ...row, card: row.event.card, done }
-        : { seq: verdict.seq, verdict, card: event.card, done, actor: store.get().me.name }, rules,
+        : { seq: verdict.seq, verdict, card: event.card, done, actor: store.get().me.name },
         store.get().reader?.driver);
       say(store, line.text, line.bad);
       if (verdict.ok && event.card) {
@@ -105,7 +105,7 @@ export function mountActions(store, { onUnauthorized }) {
       }
       if (verdict.ok && event.decision) $("resume-draw").value = "";
     } catch (err) {
-      say(store, `${done}: ${err.message}`, true);
+      say(store, t("dash.action_failed", { done, error: err.message }), true);
       if (err instanceof ApiError && err.status === 401) await onUnauthorized();
     } finally {
       render(store.get());
@@ -126,10 +126,9 @@ export function mountActions(store, { onUnauthorized }) {
     // (a card held or not); the held card is shown, to be placed after the decision.
     const option = state?.suspension ? state.option : null;
     $("resume-decision").hidden = !option || !may(me, rules, "resume");
-    $("resume-option").textContent = option ? option.words : "";
+    $("resume-option").textContent = option ? optionWords(option, state.game) : "";
     $("resume-held").hidden = !state?.held;
-    $("resume-held").textContent = state?.held
-      ? `Held card: ${label(state.held)}, placed once the decision is taken (no other card may go with it).` : "";
+    $("resume-held").textContent = state?.held ? t("dash.held", { card: label(state.held) }) : "";
     // The table's supervisor buttons live in the banner while suspended.
     if (state?.suspension) {
       for (const b of document.querySelectorAll("#table-actions button.act[data-event=void], #table-actions button.act[data-event=end_shoe]")) {
@@ -137,8 +136,8 @@ export function mountActions(store, { onUnauthorized }) {
       }
     }
     const supervisor = may(me, rules, "resume");
-    const slot = slotWords(state, rules);
-    $("picker-legend").textContent = `Card read by eye${slot ? `,${slot.replace(" as the ", " for the ")}` : ""}`;
+    const slot = slotWords(state);
+    $("picker-legend").textContent = slot ? t("dash.picker_legend_for", { slot }) : t("dash.picker_legend");
     document.querySelector("fieldset.picker").hidden = !supervisor;
     $("supervisor-actions").hidden = !supervisor;
     document.querySelector("[data-viewer-note]").hidden = supervisor;
@@ -150,6 +149,7 @@ export function mountActions(store, { onUnauthorized }) {
     el.classList.toggle("error", Boolean(said?.bad));
   }
 
+  for (const option of $("pick-suit").options) if (option.value) option.textContent = `${option.textContent.trim()[0]} ${suitName(option.value)}`;
   for (const b of buttons) b.addEventListener("click", () => act(b));
   for (const id of ["pick-rank", "pick-suit", "resume-draw"]) $(id).addEventListener("change", () => render(store.get()));
   store.subscribe(["state", "me", "rules"], render);

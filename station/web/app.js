@@ -7,9 +7,10 @@
 import { api, token } from "./api.js";
 import { mountActions } from "./actions.js";
 import { mountBanner } from "./banner.js";
-import { h } from "./dom.js";
+import { $, h } from "./dom.js";
 import { createFeed } from "./feed.js";
 import { mountHistory } from "./history.js";
+import { chosenLanguage, mountLanguageSwitch, t, useLanguage } from "./i18n.js";
 import { mountJournal } from "./journal.js";
 import { connectLive } from "./live.js";
 import { mountOdds } from "./odds.js";
@@ -35,30 +36,40 @@ function start() {
   stop();
   store.set({ rows: new Rows() });
   if (!canRead(store.get().me)) {
-    feed.onStatus("refused", "log in with a token");
+    feed.onStatus("refused", t("ui.log_in_to_watch"));
     store.set({ state: null });
     return;
   }
   live = connectLive({ token: token.get(), ...feed });
 }
 
-const session = mountSession(store, { start, stop });
-mountBanner(store);
-mountProtection(store);
-mountRound(store);
-mountActions(store, { onUnauthorized: session.logout });
-mountOdds(store);
-mountPace(store);
-mountRoads(store);
-mountHistory(store);
-mountJournal(store);
+/** The page's language before anything is drawn: the person's, else the browser's, else
+ * the station's `[dashboard] language` (/api/explanations says it). */
+function language(rules) {
+  useLanguage(chosenLanguage(rules.language));
+  mountLanguageSwitch($("language"));
+}
+
+let session = null;
 
 async function main() {
-  store.set({ rules: await api("/api/explanations") });
+  const rules = await api("/api/explanations");
+  language(rules);
+  session = mountSession(store, { start, stop });
+  mountBanner(store);
+  mountProtection(store);
+  mountRound(store);
+  mountActions(store, { onUnauthorized: () => session.logout() });
+  mountOdds(store);
+  mountPace(store);
+  mountRoads(store);
+  mountHistory(store);
+  mountJournal(store);
+  store.set({ rules });
   await session.restore();
   start();
 }
 
 main().catch((err) => {
-  document.body.prepend(h("p", { class: "fatal", role: "alert", text: `The dashboard could not start: ${err.message}` }));
+  document.body.prepend(h("p", { class: "fatal", role: "alert", text: t("dash.fatal", { error: err.message }) }));
 });

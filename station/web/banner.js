@@ -2,7 +2,8 @@
 // in the station's own words. The supervisor's buttons in it belong to actions.js.
 
 import { $, fill, h } from "./dom.js";
-import { clock, label } from "./format.js";
+import { clock, explain, label } from "./format.js";
+import { num, t } from "./i18n.js";
 import { may } from "./rules.js";
 
 export function mountBanner(store) {
@@ -14,20 +15,21 @@ export function mountBanner(store) {
     document.body.classList.toggle("suspended", Boolean(susp));
     waitingFor = null;
     if (!susp || !rules) return;
-    const { errors } = rules;
-    $("banner-reason").textContent = errors[susp.code] || susp.code;
+    $("banner-reason").textContent = explain(susp.code);
     const row = rows.at(susp.since_seq);
     if (!row && susp.since_seq) waitingFor = susp.since_seq;
-    const when = row ? ` at ${clock(row.ts)}` : "";
-    const card = susp.card ? ` · card: ${label(susp.card)}`
-      : susp.code === "UNREADABLE_CARD" ? ` · card: unreadable${may(me, rules, "resume") ? " (enter it below as read by eye)" : ""}` : "";
+    const card = susp.card ? t("dash.banner_card", { card: label(susp.card) })
+      : susp.code === "UNREADABLE_CARD" ? t(may(me, rules, "resume") ? "dash.banner_unreadable_enter" : "dash.banner_unreadable") : null;
+    const seq = susp.since_seq ?? "?";
+    const since = row ? t("dash.banner_since_at", { seq, time: clock(row.ts) }) : t("dash.banner_since", { seq });
     // A fault's own words (the journal's outage, a reader's message): what happened, where
     // the code's explanation can only say what such faults usually are.
-    const said = row?.event?.type === "fault" && row.event.detail ? ` · ${row.event.detail}` : "";
-    $("banner-detail").textContent = `${susp.code}${card} · since row ${susp.since_seq ?? "?"}${when}${said}`;
-    fill($("banner-later"), susp.later.map((l) =>
-      h("li", { text: `then ${l.code}${l.card ? ` (${label(l.card)})` : ""}: ${errors[l.code] || ""}` })));
-    if (susp.later_total > susp.later.length) $("banner-later").append(h("li", { text: `and ${susp.later_total - susp.later.length} more (the journal has them all)` }));
+    const said = row?.event?.type === "fault" && row.event.detail ? row.event.detail : null;
+    $("banner-detail").textContent = [susp.code, card, since, said].filter(Boolean).join(" · ");
+    fill($("banner-later"), susp.later.map((l) => h("li", {
+      text: l.card ? t("dash.banner_then_card", { code: l.code, card: label(l.card), words: explain(l.code) })
+        : t("dash.banner_then", { code: l.code, words: explain(l.code) }) })));
+    if (susp.later_total > susp.later.length) $("banner-later").append(h("li", { text: t("dash.more_in_journal", { n: num(susp.later_total - susp.later.length) }) }));
   }
 
   /** The journal cannot be written (disk full, read-only, ...): no row can say so, the
@@ -39,8 +41,8 @@ export function mountBanner(store) {
     if (!down) return;
     // The station's words, less the heading's (and the refusal's tail, said below).
     const words = (journal.detail || "").replace(/^the journal cannot be (written|opened): /, "").split(" — ")[0];
-    $("journal-reason").textContent = words || "the journal cannot be written";
-    $("journal-since").textContent = journal.since ? `since ${clock(journal.since)}` : "";
+    $("journal-reason").textContent = words || t("dash.journal_default");
+    $("journal-since").textContent = journal.since ? t("dash.journal_since", { time: clock(journal.since) }) : "";
   }
 
   /** The station's own integrity alerts (a forged outbox, a journal discontinuity):

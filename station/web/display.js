@@ -1,13 +1,13 @@
 // The table's display: one payload in (WS /api/display/live), the whole screen drawn from
 // it. The header (table, game, status, shoe), the counts, the limits, the roads
 // (display-roads.js), the "if the next is" marks, and each new round's result announced
-// large for a few seconds. Every word comes from display-words.js; the page decides no
+// large for a few seconds. Every word comes from the catalogue (i18n.js); the page decides no
 // rule and keeps nothing but the last payload (flat memory however long it runs).
 
 import { h } from "./dom.js";
 import { connectDisplay, screenToken } from "./display-feed.js";
 import { askMark, drawRoad, fit, marksOf } from "./display-roads.js";
-import { LOCALES, languageOf, wordsOf } from "./display-words.js";
+import { LOCALES, languageOf, wordsOf } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const asked = new URLSearchParams(location.search).get("lang");
@@ -29,6 +29,7 @@ function setLanguage(next) {
   t = wordsOf(next);
   document.documentElement.lang = next;
   for (const el of document.querySelectorAll("[data-word]")) el.textContent = t(el.dataset.word);
+  for (const el of document.querySelectorAll("[data-word-aria]")) el.setAttribute("aria-label", t(el.dataset.wordAria));
   showConnection(connection);
 }
 
@@ -39,8 +40,26 @@ function money(d) {
   return (n) => format.format(n);
 }
 
+/** The table's name whole: the header shrinks it to its box (down to about half), then
+ * lets it wrap onto a second line, and only then cuts it. */
+function fitName() {
+  const name = $("table-name");
+  name.classList.remove("wrap");
+  name.style.fontSize = "";
+  const full = parseFloat(getComputedStyle(name).fontSize);
+  let size = full;
+  while (name.scrollWidth > name.clientWidth + 1 && size > full * 0.6) {
+    size -= full * 0.05;
+    name.style.fontSize = `${size}px`;
+  }
+  if (name.scrollWidth > name.clientWidth + 1) name.classList.add("wrap");
+}
+
 function drawHeader(d) {
-  $("table-name").textContent = d.table;
+  if ($("table-name").textContent !== d.table) {
+    $("table-name").textContent = d.table;
+    fitName();
+  }
   $("game-name").textContent = t(`game_${d.game}`);
   const status = $("status");
   status.dataset.status = d.status;
@@ -51,6 +70,12 @@ function drawHeader(d) {
 function count(key, label, value, side = "") {
   return h("div", { class: `count ${side}`, "data-count": key },
     h("span", { class: "label", text: label }), h("span", { class: "value", text: String(value) }));
+}
+
+/** The shoe's voided rounds beside its rounds, when there are any: a voided round has a
+ * number (the dashboard's "Round 34" counts it) and no result (the rounds here do not). */
+function voided(c) {
+  return c.voided ? [count("voided", t("count_voided"), c.voided)] : [];
 }
 
 function drawCounts(d) {
@@ -66,6 +91,7 @@ function drawCounts(d) {
       ...TABLEAUX.map((tableau) => outcomes(tableau, c[tableau], ["win", "lose", "tie"], ["player", "banker", "tie"])),
       outcomes("bank", c.bank, ["win", "lose", "even"], ["banker", "player", "tie"]),
       count("rounds", t("count_rounds"), c.rounds),
+      ...voided(c),
     ];
   } else {
     items = [
@@ -74,6 +100,7 @@ function drawCounts(d) {
       count("player_pair", t("count_player_pair"), c.player_pair),
       count("natural", t("count_natural"), c.natural),
       count("rounds", t("count_rounds"), c.rounds),
+      ...voided(c),
     ];
   }
   $("counts").replaceChildren(...items);
@@ -183,6 +210,7 @@ function showConnection(status) {
   const line = $("connection");
   line.textContent = status === "live" ? "" : t(status);
   line.hidden = status === "live";
+  $("connection-help").hidden = status !== "refused"; // a bad token: the whole screen says so
 }
 
 // A road whose box changes size (the screen turned, another resolution) is fitted again.
@@ -193,6 +221,7 @@ const resized = new ResizeObserver((entries) => {
   }
 });
 for (const box of document.querySelectorAll(".road .box")) resized.observe(box);
+new ResizeObserver(() => fitName()).observe(document.querySelector(".names"));
 
 setLanguage(languageOf(asked, "en"));
 connectDisplay({ token: screenToken(), onDisplay: received, onStatus: showConnection });

@@ -4,6 +4,7 @@
 
 import { api } from "./api.js";
 import { actionLine, doneWords } from "./format.js";
+import { t } from "./i18n.js";
 import { actionWords } from "./rules.js";
 import { say } from "./store.js";
 
@@ -46,8 +47,8 @@ export function createFeed(store) {
 
   /** The last dealer or supervisor action, with who did it (from its journal row). */
   function showAction(row, done) {
-    const { rules, reader } = store.get();
-    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, rules, reader?.driver);
+    const { reader } = store.get();
+    const { text, bad } = actionLine({ ...row, done, card: row.event.card }, reader?.driver);
     say(store, text, bad);
   }
 
@@ -82,7 +83,7 @@ export function createFeed(store) {
       const { events } = await api(`/api/journal?after=${after}&limit=${JOURNAL_LOAD}`);
       addRows(events);
     } catch (err) {
-      say(store, `journal: ${err.message}`, true);
+      say(store, t("dash.feed_failed", { what: t("dash.what_journal"), error: err.message }), true);
     }
   }
 
@@ -110,7 +111,7 @@ export function createFeed(store) {
     try {
       store.set({ history: await api("/api/history") });
     } catch (err) {
-      say(store, `history: ${err.message}`, true);
+      say(store, t("dash.feed_failed", { what: t("dash.what_history"), error: err.message }), true);
     }
   }
 

@@ -7,8 +7,18 @@
 import { api } from "./api.js";
 import { $, h } from "./dom.js";
 import { moment } from "./format.js";
+import { t } from "./i18n.js";
 
 let pending = null;
+
+/** An alert's kind in words (the floor view's `kindWords`, kept here to avoid a cycle). */
+function kind(code) {
+  for (const key of [`alert.${code}`, `kind.${code}`]) {
+    const words = t(key);
+    if (words !== key) return words;
+  }
+  return code;
+}
 
 /** Whether this login may decide (the floor API checks it again). */
 export function maySupervise(me) {
@@ -16,7 +26,7 @@ export function maySupervise(me) {
 }
 
 function rows(from, to) {
-  return from === to ? `row ${from}` : `rows ${from}–${to}`;
+  return t(from === to ? "floor.row" : "floor.rows", { from, to });
 }
 
 /** Open the dialog for one decision; `after` runs once the floor service has recorded it. */
@@ -36,7 +46,7 @@ async function confirm(ev) {
   if (!pending) return;
   const reason = $("decide-reason").value.trim();
   if (!reason) {
-    $("decide-error").textContent = "Give a reason: what was checked and why this is right.";
+    $("decide-error").textContent = t("floor.reason_needed");
     return;
   }
   const { path, body, after } = pending;
@@ -64,15 +74,15 @@ export function setUpDecisions() {
 }
 
 /** The buttons of a table's line: accept its gap, its new chain, a new epoch, its key. */
-export function tableButtons(t, after) {
+export function tableButtons(t_, after) { // t_: the table (t is the catalogue's words)
   const buttons = [];
-  const table = encodeURIComponent(t.id);
-  if (t.gap) {
-    const { from_seq: from, to_seq: to } = t.gap;
-    const button = h("button", { type: "button", class: "decide accept-gap", text: `Accept gap (${rows(from, to)})…` });
+  const table = encodeURIComponent(t_.id);
+  if (t_.gap) {
+    const { from_seq: from, to_seq: to } = t_.gap;
+    const button = h("button", { type: "button", class: "decide accept-gap", text: t("floor.accept_gap", { rows: rows(from, to) }) });
     button.addEventListener("click", () =>
       ask(
-        `Table ${t.name}: accept ${rows(from, to)} as missing? The archive goes on from row ${to + 1} without them, and this is recorded with your name.`,
+        t("floor.accept_gap_ask", { name: t_.name, rows: rows(from, to), next: to + 1 }),
         `/api/floor/tables/${table}/accept-gap`,
         { from_seq: from, to_seq: to },
         after,
@@ -80,12 +90,12 @@ export function tableButtons(t, after) {
     );
     buttons.push(button);
   }
-  if (t.broken_chain != null) {
-    const seq = t.broken_chain;
-    const button = h("button", { type: "button", class: "decide accept-chain", text: `Accept new chain from row ${seq}…` });
+  if (t_.broken_chain != null) {
+    const seq = t_.broken_chain;
+    const button = h("button", { type: "button", class: "decide accept-chain", text: t("floor.accept_chain", { seq }) });
     button.addEventListener("click", () =>
       ask(
-        `Table ${t.name}: accept row ${seq}, which does not link to row ${seq - 1}, as the start of a new chain? This is recorded with your name.`,
+        t("floor.accept_chain_ask", { name: t_.name, seq, prev: seq - 1 }),
         `/api/floor/tables/${table}/accept-chain`,
         { seq },
         after,
@@ -93,12 +103,12 @@ export function tableButtons(t, after) {
     );
     buttons.push(button);
   }
-  if (t.new_epoch) {
-    const { seq, epoch } = t.new_epoch;
-    const button = h("button", { type: "button", class: "decide accept-epoch", text: `Accept epoch ${epoch} from row ${seq}…` });
+  if (t_.new_epoch) {
+    const { seq, epoch } = t_.new_epoch;
+    const button = h("button", { type: "button", class: "decide accept-epoch", text: t("floor.accept_epoch", { epoch, seq }) });
     button.addEventListener("click", () =>
       ask(
-        `Table ${t.name}: its journal was restored from a backup without the floor's rows, or its station found its journal rolled back and began a new epoch (see the table's alert). Accept row ${seq} as the start of the table's epoch ${epoch}? The archived rows from row ${seq} on stay archived under epoch ${epoch - 1}; this is recorded with your name.`,
+        t("floor.accept_epoch_ask", { name: t_.name, seq, epoch, prev: epoch - 1 }),
         `/api/floor/tables/${table}/accept-chain`,
         { seq },
         after,
@@ -106,12 +116,12 @@ export function tableButtons(t, after) {
     );
     buttons.push(button);
   }
-  if (t.key && t.key.state === "pending" && t.key.fingerprint) {
-    const fingerprint = t.key.fingerprint;
-    const button = h("button", { type: "button", class: "decide accept-key", text: `Accept key ${fingerprint.slice(0, 8)}…` });
+  if (t_.key && t_.key.state === "pending" && t_.key.fingerprint) {
+    const fingerprint = t_.key.fingerprint;
+    const button = h("button", { type: "button", class: "decide accept-key", text: t("floor.accept_key", { fp: fingerprint.slice(0, 8) }) });
     button.addEventListener("click", () =>
       ask(
-        `Table ${t.name}: its station names key ${fingerprint}. Compare it with \`station key show\` at the table: is it the table's key? Once accepted, only what this key signs counts for the table; this is recorded with your name.`,
+        t("floor.accept_key_ask", { name: t_.name, fp: fingerprint }),
         `/api/floor/tables/${table}/accept-key`,
         { fingerprint },
         after,
@@ -128,13 +138,14 @@ export function alertLine(a, me, after, words) {
   const line = h("li", { class: a.resolved ? "resolved" : a.acknowledged ? "open acknowledged" : "open", "data-alert": a.id, text: words });
   const by = a.resolved_by || a.acknowledged;
   if (by) {
-    const what = a.resolved_by ? "resolved by" : "acknowledged by";
-    line.append(h("span", { class: "decided", text: ` · ${what} ${by.by} at ${moment(by.decided)}: ${by.reason}` }));
+    const key = a.resolved_by ? "floor.resolved_by" : "floor.acknowledged_by";
+    line.append(h("span", { class: "decided", text: t(key, { by: by.by, when: moment(by.decided), reason: by.reason }) }));
   }
   if (maySupervise(me) && a.id && !a.resolved && !a.acknowledged) {
-    const button = h("button", { type: "button", class: "decide acknowledge", text: "Acknowledge…" });
+    const button = h("button", { type: "button", class: "decide acknowledge", text: t("floor.acknowledge") });
     button.addEventListener("click", () =>
-      ask(`Acknowledge alert ${a.id} (${a.kind}${a.table ? `, table ${a.table}` : ""})? It stays open and in the history, with your name.`, `/api/floor/alerts/${a.id}/acknowledge`, {}, after),
+      ask(t(a.table ? "floor.acknowledge_ask_table" : "floor.acknowledge_ask", { id: a.id, kind: kind(a.kind), table: a.table }),
+        `/api/floor/alerts/${a.id}/acknowledge`, {}, after),
     );
     line.append(" ", button);
   }
@@ -142,19 +153,19 @@ export function alertLine(a, me, after, words) {
 }
 
 /** A table's accepted gaps and chains, as its line shows them. */
-export function acceptedLines(t) {
-  if (!t.accepted.length) return null;
+export function acceptedLines(table) {
+  if (!table.accepted.length) return null;
   return h(
     "ul",
     { class: "accepted" },
-    ...t.accepted.map((d) => {
+    ...table.accepted.map((d) => {
       const what =
-        d.kind === "accept_gap" ? `${rows(d.from_seq, d.to_seq)} accepted as missing`
-        : d.kind === "accept_key" ? `key ${d.hash} accepted`
-        : d.kind === "set_key" ? `key ${d.hash} set by a supervisor`
-        : d.epoch != null ? `epoch ${d.epoch} accepted from row ${d.from_seq}`
-        : `new chain accepted from row ${d.from_seq}`;
-      return h("li", { text: `${what} by ${d.by} at ${moment(d.decided)}: ${d.reason}` });
+        d.kind === "accept_gap" ? t("floor.accepted_gap", { rows: rows(d.from_seq, d.to_seq) })
+        : d.kind === "accept_key" ? t("floor.accepted_key", { hash: d.hash })
+        : d.kind === "set_key" ? t("floor.accepted_set_key", { hash: d.hash })
+        : d.epoch != null ? t("floor.accepted_epoch", { epoch: d.epoch, seq: d.from_seq })
+        : t("floor.accepted_chain", { seq: d.from_seq });
+      return h("li", { text: t("floor.accepted_line", { what, by: d.by, when: moment(d.decided), reason: d.reason }) });
     }),
   );
 }

@@ -7,11 +7,12 @@
 import { ApiError, api, token } from "./api.js";
 import { $, fill, h } from "./dom.js";
 import { acceptedLines, alertLine, maySupervise, setUpDecisions, tableButtons } from "./floor-decide.js";
-import { clock, gameTitle, handTitle, moment, plural } from "./format.js";
+import { clock, expectingWords, explain, gameTitle, handWord, moment, roleWords, winnerName } from "./format.js";
+import { chosenLanguage, count, list, mountLanguageSwitch, num, t, useLanguage } from "./i18n.js";
 
 const POLL_MS = 2000;
-const WINNER_LETTER = { player: "P", banker: "B", tie: "T" };
-const OUTCOME_LETTER = { win: "W", lose: "L", tie: "T" };
+const WINNER_LETTER = { player: "letter_player", banker: "letter_banker", tie: "letter_tie" };
+const OUTCOME_LETTER = { win: "letter_win", lose: "letter_lose", tie: "letter_tie" };
 let me = null;
 let timer = null;
 
@@ -27,17 +28,17 @@ function setConn(status, text) {
 
 async function whoami() {
   me = await api("/api/whoami");
-  $("site").textContent = me.site;
-  document.title = `Floor ${me.site} · Baccarat`;
+  $("floor-title").textContent = t("floor.title", { site: me.site });
+  document.title = t("floor.doc_title", { site: me.site });
   const named = me.name != null;
   $("who").hidden = !named;
   $("login").hidden = named;
-  $("who-name").textContent = named ? `${me.name} (${me.role})` : "";
+  $("who-name").textContent = named ? t("ui.who", { name: me.name, role: roleWords(me.role) }) : "";
   document.body.dataset.role = me.acts_as || "anonymous";
   $("main").hidden = !readable();
   if (!readable()) {
     $("suspended").hidden = true;
-    setConn("refused", me.role === "rig" ? "A rig token cannot see the floor" : "Log in to see the floor");
+    setConn("refused", t(me.role === "rig" ? "floor.rig_refused" : "floor.log_in"));
   }
 }
 
@@ -52,15 +53,15 @@ async function poll() {
   try {
     const [floor, { alerts }] = await Promise.all([api("/api/floor/tables"), api("/api/floor/alerts")]);
     render(floor, alerts);
-    setConn("live", `Live · ${clock(new Date())}`);
+    setConn("live", t("floor.live_at", { time: clock(new Date()) }));
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
       token.clear();
-      $("login-error").textContent = "Your token is no longer valid: log in again.";
+      $("login-error").textContent = t("ui.token_expired");
       await whoami().catch(() => {});
       return;
     }
-    setConn(err.status === 403 ? "refused" : "down", `Not up to date: ${err.message}`);
+    setConn(err.status === 403 ? "refused" : "down", t("floor.stale", { error: err.message }));
   }
   timer = setTimeout(poll, POLL_MS);
 }
@@ -70,82 +71,138 @@ function fact(label, ...value) {
 }
 
 /** A count the floor wants at 0 (rows behind, rows held): marked when it is not. */
-function lag(n, words) {
-  return h("span", { class: `behind${n ? " lagging" : ""}`, text: `${n ?? "–"} ${words}` });
+function lag(n, key) {
+  return h("span", { class: `behind${n ? " lagging" : ""}`, text: t(key, { n: n == null ? "–" : num(n) }) });
+}
+
+/** An alert's kind in words (a protection alert's code, a gap, a broken chain, ...). */
+export function kindWords(kind) {
+  for (const key of [`alert.${kind}`, `kind.${kind}`]) {
+    const words = t(key);
+    if (words !== key) return words;
+  }
+  return kind;
 }
 
 function bead(result, game) {
   const winner = result.winner || "";
-  const title = Object.entries(result.totals).map(([hand, total]) => `${handTitle(game, hand).toLowerCase()} ${total}`).join(", ");
+  const title = list(Object.entries(result.totals).map(([hand, total]) => t("floor.hand_total", { hand: handWord(game, hand), total })), "unit");
   if (result.outcomes) {
     // Baccarat banque: no one winner, each tableau's outcome against the banker, tableau
     // 1's letter then tableau 2's, each in its outcome's colour (the legend says so).
     const tableaux = Object.entries(result.outcomes);
-    const words = tableaux.map(([hand, outcome]) => `${handTitle(game, hand).toLowerCase()} ${outcome}`).join(", ");
-    return h("li", { class: "outcomes", title: `Round ${result.round}: ${words} (${title})` },
-      ...tableaux.map(([, outcome]) => h("span", { class: outcome, text: OUTCOME_LETTER[outcome] || "·" })));
+    const words = list(tableaux.map(([hand, outcome]) => `${handWord(game, hand)} ${t(`outcome.${outcome}`)}`), "unit");
+    return h("li", { class: "outcomes", title: t("floor.round_title", { n: result.round, words, totals: title }) },
+      ...tableaux.map(([, outcome]) => h("span", { class: outcome, text: OUTCOME_LETTER[outcome] ? t(OUTCOME_LETTER[outcome]) : "·" })));
   }
-  return h("li", { class: winner, title: `Round ${result.round}: ${winner || "result"} (${title})`, text: WINNER_LETTER[winner] || "·" });
+  return h("li", { class: winner, title: t("floor.round_title", { n: result.round, words: winner ? winnerName(winner, game) : "", totals: title }),
+    text: WINNER_LETTER[winner] ? t(WINNER_LETTER[winner]) : "·" });
 }
 
 /** What a banque table's beads mean: its rounds have no one winner. */
-const BANQUE_LEGEND = "Each round: tableau 1's letter, then tableau 2's, against the banker: W wins, L loses, T ties.";
+
+
+/** The catalogue's words (`t` names a table in this file's functions). */
+const tr = (key, values) => t(key, values);
+
+/** A suspension's words from its code; a journal that cannot be written says why as its
+ * station said it (the OS's words). */
+function suspensionWords(s) {
+  if (s.code === "JOURNAL_UNWRITABLE") {
+    const detail = s.explanation.replace(/^the journal cannot be (written|opened): /, "");
+    return detail ? tr("floor.journal_down_why", { words: tr("floor.journal_down"), detail }) : tr("floor.journal_down");
+  }
+  return explain(s.code);
+}
+
+/** What a table waits for, from its codes when the floor sends them (`due`), else the
+ * station's words. */
+function waitingWords(table) {
+  return table.due !== undefined ? expectingWords({ due: table.due, burns_due: table.burns_due, option: table.option, game: table.game })
+    : table.expecting;
+}
+
+/** An alert's message in the page's words where the floor service's has a known shape (a
+ * gap, a broken chain: their rows are the figures); any other stays as the service wrote
+ * it (its own record of what it found). */
+export function messageWords(a) {
+  const gap = /^row (\d+) arrived but the archive ends at row (\d+):/.exec(a.message);
+  if (a.kind === "gap" && gap) {
+    const [seq, head] = [Number(gap[1]), Number(gap[2])];
+    const rows = t(seq === head + 2 ? "floor.row" : "floor.rows", { from: head + 1, to: seq - 1 });
+    return t("floor.gap_message", { seq, head, rows });
+  }
+  const chain = /^row (\d+) (?:\(held after a gap\) )?does not link to row (\d+)/.exec(a.message);
+  if (a.kind === "chain" && chain) return t("floor.chain_message", { seq: chain[1], head: chain[2] });
+  return a.message;
+}
+
+/** The floor service's link to its broker in words: its state, and the broker's or the
+ * network's own reason after "refused:" or "unreachable:". */
+function brokerWords(text) {
+  const plain = { connected: "floor.broker.connected", "not connected yet": "floor.broker.not_yet",
+                  "disconnected: reconnecting": "floor.broker.reconnecting" }[text];
+  if (plain) return tr(plain);
+  const why = /^(refused|unreachable): (.*)$/.exec(text);
+  return why ? tr(`floor.broker.${why[1]}`, { detail: why[2] }) : text;
+}
 
 function silence(t) {
-  if (t.online) return "online";
-  if (t.silent_for == null) return "offline · never heard";
-  return `offline · silent ${Math.round(t.silent_for)} s`;
+  if (t.online) return tr("floor.online");
+  if (t.silent_for == null) return tr("floor.never_heard");
+  return tr("floor.silent", { n: num(Math.round(t.silent_for)) });
 }
 
 /** The table's key as the floor holds it, and what came in its name unsigned. */
 function witness(t) {
   const key = t.key;
-  const said = !key ? "unsigned station: nothing it sends can be checked"
-    : key.state === "pending" ? (key.fingerprint ? `key ${key.fingerprint} named by the station: waits for a supervisor` : "rows signed by a key the floor does not know")
-    : `key ${key.fingerprint.slice(0, 16)}… (${key.origin})`;
+  const origin = tr(`floor.origin.${key?.origin}`);
+  const said = !key ? tr("floor.unsigned")
+    : key.state === "pending" ? (key.fingerprint ? tr("floor.key_pending", { fp: key.fingerprint }) : tr("floor.key_unknown"))
+    : tr("floor.key", { fp: key.fingerprint.slice(0, 16), origin: origin === `floor.origin.${key.origin}` ? key.origin : origin });
   const parts = [h("span", { class: `key key-${key ? key.state : "none"}`, title: key?.public_key || "", text: said })];
-  if (t.epoch > 1) parts.push(" · ", h("span", { class: "epoch", text: `epoch ${t.epoch}` }));
-  if (t.forged) parts.push(" · ", lag(t.forged, "forged rows held"));
-  if (t.forged_messages) parts.push(" · ", lag(t.forged_messages, "forged messages ignored"));
+  if (t.epoch > 1) parts.push(" · ", h("span", { class: "epoch", text: tr("floor.epoch", { n: t.epoch }) }));
+  if (t.forged) parts.push(" · ", lag(t.forged, "floor.forged_rows"));
+  if (t.forged_messages) parts.push(" · ", lag(t.forged_messages, "floor.forged_messages"));
   return parts;
 }
 
 /** Where the table's shoe is: "2, round 14", "2, 30 rounds done"; "–" before any. */
 function progress(t) {
   if (t.shoe == null) return "–";
-  const round = t.round != null ? `round ${t.round}` : t.rounds ? `${plural(t.rounds, "round")} done` : "no round yet";
-  return `${t.shoe}, ${round}`;
+  if (t.round != null) return tr("floor.progress_round", { shoe: t.shoe, n: t.round });
+  return t.rounds ? tr("floor.progress_done", { shoe: t.shoe, rounds: count(t.rounds, "dash.n_rounds") }) : tr("floor.progress_none", { shoe: t.shoe });
 }
 
 function tableCard(t) {
   const name = t.dashboard
-    ? h("a", { href: t.dashboard, target: "_blank", rel: "noopener", title: `Open ${t.name}'s dashboard`, text: t.name })
+    ? h("a", { href: t.dashboard, target: "_blank", rel: "noopener", title: tr("floor.open_dashboard", { name: t.name }), text: t.name })
     : t.name;
-  const ident = [t.game ? gameTitle(t.game) : null, t.name !== t.id ? `table ${t.id}` : null].filter(Boolean).join(" · ");
+  const ident = [t.game ? gameTitle(t.game) : null, t.name !== t.id ? tr("floor.table_id", { id: t.id }) : null].filter(Boolean).join(" · ");
   const banque = t.game === "baccarat_banque";
   const classes = ["tcard", t.suspended ? "suspended" : "", t.online ? "online-now" : "offline", t.alerts.length ? "alerted" : ""];
   const state = t.suspended
-    ? `SUSPENDED: ${t.suspension.explanation}`
-    : !t.state_known ? "State not known until the next shoe"
-    : t.in_play ? "In play" : t.shoe ? "Between shoes" : "No shoe yet";
+    ? tr("floor.suspended", { words: suspensionWords(t.suspension) })
+    : !t.state_known ? tr("floor.state_unknown")
+    : tr(t.in_play ? "floor.in_play" : t.shoe ? "floor.between_shoes" : "floor.no_shoe");
   const card = h(
     "article",
-    { class: classes.filter(Boolean).join(" "), "data-table": t.id, "aria-label": `Table ${t.name}` },
+    { class: classes.filter(Boolean).join(" "), "data-table": t.id, "aria-label": tr("floor.table_aria", { name: t.name }) },
     h("header", {}, h("h2", {}, name), h("span", { class: `online ${t.online ? "yes" : "no"}`, text: silence(t) })),
     ident ? h("p", { class: "ident", text: ident }) : null,
     h("p", { class: "state", text: state }),
     h(
       "dl",
       {},
-      fact("Shoe", progress(t)),
-      fact("Archive", `to row ${t.archived_seq ?? "–"} · `, lag(t.rows_behind, "rows behind"), " · ", lag(t.held, "held"), ...(t.dropped ? [" · ", lag(t.dropped, "not kept (held full)")] : [])),
-      fact("Signed", ...witness(t)),
+      fact(tr("floor.shoe"), progress(t)),
+      fact(tr("floor.archive"), tr("floor.archive_to", { seq: t.archived_seq ?? "–" }), lag(t.rows_behind, "floor.rows_behind"), " · ", lag(t.held, "floor.held"), ...(t.dropped ? [" · ", lag(t.dropped, "floor.dropped")] : [])),
+      fact(tr("floor.signed"), ...witness(t)),
     ),
-    t.expecting && !t.suspended ? h("p", { class: "expecting", text: `Waiting for: ${t.expecting}` }) : null,
-    h("ol", { class: "beads", "aria-label": "Last results" }, ...t.results.map((r) => bead(r, t.game))),
-    banque && t.results.length ? h("p", { class: "legend", text: BANQUE_LEGEND }) : null,
+    t.expecting && !t.suspended ? h("p", { class: "expecting", text: tr("floor.waiting_for", { words: waitingWords(t) }) }) : null,
+    h("ol", { class: "beads", "aria-label": tr("dash.last_results") }, ...t.results.map((r) => bead(r, t.game))),
+    banque && t.results.length ? h("p", { class: "legend", text: tr("floor.banque_legend") }) : null,
     t.problem ? h("p", { class: "problem", text: t.problem }) : null,
-    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, `${a.kind}: ${a.message}`))) : null,
+    t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: messageWords(a) })))) : null,
     acceptedLines(t),
     maySupervise(me) ? tableButtons(t, poll) : null,
   );
@@ -154,21 +211,22 @@ function tableCard(t) {
 
 function render(floor, alerts) {
   const broker = $("broker");
-  broker.textContent = `Broker: ${floor.broker}`;
+  broker.textContent = t("floor.broker", { broker: brokerWords(floor.broker) });
   broker.className = `broker${floor.broker_up ? "" : " down"}`;
   const suspended = floor.tables.filter((t) => t.suspended);
   const offline = floor.tables.filter((t) => !t.online);
-  $("summary").textContent =
-    `${floor.tables.length} tables · ${floor.tables.length - offline.length} online · ` +
-    `${suspended.length} suspended · offline after ${floor.offline_after} s without a heartbeat`;
+  $("summary").textContent = t("floor.summary", { tables: count(floor.tables.length, "floor.n_tables"),
+    online: num(floor.tables.length - offline.length), suspended: num(suspended.length), s: num(floor.offline_after) });
   $("suspended").hidden = suspended.length === 0;
-  $("suspended-title").textContent = suspended.length === 1 ? "1 TABLE SUSPENDED" : `${suspended.length} TABLES SUSPENDED`;
-  fill($("suspended-list"), suspended.map((t) => h("li", { "data-table": t.id, text: `${t.name}: ${t.suspension.explanation}` })));
+  $("suspended-title").textContent = count(suspended.length, "floor.n_suspended");
+  fill($("suspended-list"), suspended.map((table) => h("li", { "data-table": table.id,
+    text: t("floor.suspended_line", { name: table.name, words: suspensionWords(table.suspension) }) })));
   fill($("tables"), floor.tables.map(tableCard));
   $("no-alerts").hidden = alerts.length > 0;
   fill(
     $("alerts"),
-    alerts.map((a) => alertLine(a, me, poll, `${moment(a.raised)} · ${a.table ? `table ${a.table}` : "the floor"}: ${a.message}`)),
+    alerts.map((a) => alertLine(a, me, poll, t(a.table ? "floor.alert_line" : "floor.alert_line_floor",
+      { when: moment(a.raised), table: a.table, message: `${kindWords(a.kind)} · ${messageWords(a)}` }))),
   );
 }
 
@@ -182,7 +240,7 @@ async function login(ev) {
     await whoami();
   } catch (err) {
     token.clear();
-    $("login-error").textContent = err.status === 401 ? "This token is not known here." : err.message;
+    $("login-error").textContent = err.status === 401 ? t("floor.token_unknown") : err.message;
     await whoami().catch(() => {});
     return;
   }
@@ -198,6 +256,8 @@ async function logout() {
 }
 
 async function main() {
+  useLanguage(chosenLanguage(null));
+  mountLanguageSwitch($("language"));
   $("login").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
   setUpDecisions();
@@ -207,12 +267,12 @@ async function main() {
     if (!(err instanceof ApiError && err.status === 401)) throw err;
     token.clear();
     await whoami();
-    $("login-error").textContent = "Your token is no longer valid: log in again.";
+    $("login-error").textContent = t("ui.token_expired");
   }
   $("login-button").disabled = false;
   poll();
 }
 
 main().catch((err) => {
-  document.body.prepend(h("p", { class: "fatal", role: "alert", text: `The floor view could not start: ${err.message}` }));
+  document.body.prepend(h("p", { class: "fatal", role: "alert", text: t("floor.fatal", { error: err.message }) }));
 });

@@ -2,7 +2,8 @@
 // shoe has its first result, the shoe before it stays on show, marked as the previous one.
 
 import { $, fill, h } from "./dom.js";
-import { handTitle, label, plural, roundFlags } from "./format.js";
+import { handTitle, handWord, label, roundFlags, winnerName } from "./format.js";
+import { count, list, t } from "./i18n.js";
 
 /** The shoe the history and the roads show: this one, or while it has no round yet the
  * previous one (`previous` true). */
@@ -14,10 +15,10 @@ export function shownShoe(hist) {
 function render({ history: hist }) {
   if (!hist) return;
   const shown = shownShoe(hist);
-  const voided = shown.voided.length ? `, voided: ${shown.voided.join(", ")}` : "";
-  const about = `shoe #${shown.shoe}, ${plural(shown.rounds.length, "round")}${voided}`;
+  const values = { n: shown.shoe, rounds: count(shown.rounds.length, "dash.n_rounds"), list: list(shown.voided, "unit") };
+  const about = t(shown.voided.length ? "dash.history_about_voided" : "dash.history_about", values);
   $("history-shoe").textContent = !hist.shoe ? ""
-    : shown.previous ? `shoe #${hist.shoe}: no round yet · previous ${about} (finished)` : about;
+    : shown.previous ? t("dash.history_previous", { n: hist.shoe, about }) : about;
   $("history").classList.toggle("previous-shoe", shown.previous);
   const game = hist.game || "punto_banco";
   drawHead(game);
@@ -26,8 +27,8 @@ function render({ history: hist }) {
     h("td", { class: "cardtext", text: r.player.map(label).join(" ") }),
     h("td", { class: "cardtext", text: r.banker.map(label).join(" ") }),
     h("td", { class: "num", text: `${r.player_total} – ${r.banker_total}` }),
-    h("td", { class: "winner", text: r.winner }),
-    h("td", { text: roundFlags(r, true).join(", ") }))));
+    h("td", { class: "winner", text: winnerName(r.winner, game) }),
+    h("td", { text: list(roundFlags(r, true), "unit") }))));
   fill($("history-body"), rows);
 }
 
@@ -37,8 +38,8 @@ function drawHead(game) {
   if (head.dataset.game === game) return;
   head.dataset.game = game;
   const hands = game === "baccarat_banque" ? ["tableau1", "tableau2", "banker"] : ["player", "banker"];
-  const outcome = game === "baccarat_banque" ? ["Tableau 1", "Tableau 2", "Naturals"] : ["Winner", "Flags"];
-  const names = ["Round", ...hands.map((hand) => handTitle(game, hand)), "Totals", ...outcome];
+  const outcome = game === "baccarat_banque" ? [t("tableau1"), t("tableau2"), t("dash.h_naturals")] : [t("dash.h_winner"), t("dash.h_flags")];
+  const names = [t("dash.h_round"), ...hands.map((hand) => handTitle(game, hand)), t("dash.h_totals"), ...outcome];
   fill(head, [h("tr", {}, ...names.map((n) => h("th", { scope: "col", text: n })))]);
 }
 
@@ -49,9 +50,9 @@ function banqueRow(r) {
     h("td", { text: String(r.round) }),
     ...["tableau1", "tableau2", "banker"].map((hand) => h("td", { class: "cardtext", text: r[hand].map(label).join(" ") })),
     h("td", { class: "num", text: `${r.tableau1_total} · ${r.tableau2_total} – ${r.banker_total}` }),
-    h("td", { class: `outcome ${r.tableau1_outcome}`, text: r.tableau1_outcome }),
-    h("td", { class: `outcome ${r.tableau2_outcome}`, text: r.tableau2_outcome }),
-    h("td", { text: (r.naturals || []).map((hand) => handTitle("baccarat_banque", hand).toLowerCase()).join(", ") }));
+    h("td", { class: `outcome ${r.tableau1_outcome}`, text: t(`outcome.${r.tableau1_outcome}`) }),
+    h("td", { class: `outcome ${r.tableau2_outcome}`, text: t(`outcome.${r.tableau2_outcome}`) }),
+    h("td", { text: list((r.naturals || []).map((hand) => handWord("baccarat_banque", hand)), "unit") }));
 }
 
 export function mountHistory(store) {

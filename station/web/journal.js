@@ -6,7 +6,8 @@
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
-import { actorOf, actorText, clock, describe, verdictText } from "./format.js";
+import { actorOf, actorText, badgeWords, clock, describe, verdictText } from "./format.js";
+import { t } from "./i18n.js";
 import { say } from "./store.js";
 
 const JOURNAL_SHOW = 200; // rows drawn (newest first)
@@ -15,7 +16,7 @@ const JOURNAL_SHOW = 200; // rows drawn (newest first)
  * "station"). */
 function actorCell(row, readerDriver) {
   const { name, badge } = actorOf(row, readerDriver);
-  const tag = badge ? h("span", { class: `badge badge-${badge.replace(" ", "-")}`, text: badge }) : null;
+  const tag = badge ? h("span", { class: `badge badge-${badge.replace("_", "-")}`, text: badgeWords(badge) }) : null;
   return h("td", { class: "actor", "data-source": row.source }, name, name && tag && " ", tag);
 }
 
@@ -37,12 +38,12 @@ export function mountJournal(store) {
     const select = $("j-actor");
     const chosen = select.value;
     const options = [...actors].sort().map((a) => h("option", { value: a, text: a }));
-    fill(select, [h("option", { value: "", text: "everyone" }), ...options]);
+    fill(select, [h("option", { value: "", text: t("dash.everyone") }), ...options]);
     select.value = chosen;
   }
 
   function draw() {
-    const { rows, rules } = store.get();
+    const { rows } = store.get();
     const list = rows.list;
     noteActors(list);
     const errorsOnly = $("j-errors").checked;
@@ -56,7 +57,7 @@ export function mountJournal(store) {
       shown.push(h("tr", { class: bad ? "bad" : r.event.type === "notice" ? "notice" : null, "data-seq": r.seq },
         h("td", { class: "seq", text: String(r.seq) }), h("td", { class: "time", text: clock(r.ts) }),
         actorCell(r, readerDriver), h("td", { class: "event", text: describe(r.event) }),
-        h("td", { class: "verdict", text: verdictText(r.verdict, rules.errors, r.event) })));
+        h("td", { class: "verdict", text: verdictText(r.verdict, r.event) })));
     }
     fill($("journal-body"), shown);
   }
@@ -81,7 +82,7 @@ export function mountJournal(store) {
       a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
     } catch (err) {
-      say(store, `export: ${err.message}`, true);
+      say(store, t("dash.feed_failed", { what: t("dash.what_export"), error: err.message }), true);
     }
   }
 

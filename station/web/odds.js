@@ -3,7 +3,8 @@
 // (the first answer takes seconds) and when they cannot be had.
 
 import { $, fill, h } from "./dom.js";
-import { gameTitle, pct, plural, spaced } from "./format.js";
+import { betWords, gameTitle, pct } from "./format.js";
+import { list, num, t } from "./i18n.js";
 
 /** What the odds were worked out over, in words that agree with the Cards field. While
  * betting is open they are the next round's from the shoe as it is now: "over the 306
@@ -11,21 +12,26 @@ import { gameTitle, pct, plural, spaced } from "./format.js";
  * Once betting is closed they are the ones the round was bet at, and stay so while its
  * cards come out: said as such, without counts the next card would contradict. */
 function unseenWords(o, cards, closed) {
-  const n = plural(o.cards_left, "card");
-  if (closed) return `the odds round ${o.next_round} was bet at, over the ${n} not seen when betting closed`;
-  if (!cards) return `over ${n} not seen`;
-  const parts = [[cards.left, "left in the shoe"], [cards.unreadable, "unreadable (out, never identified)"]];
-  const shown = parts.filter(([k]) => k);
-  if (parts.reduce((sum, [k]) => sum + k, 0) !== o.cards_left) return `over ${n} not seen`;
-  if (shown.length === 1 && shown[0] === parts[0]) return `over the ${n} left in the shoe`;
-  return `over the ${n} not seen: ${shown.map(([k, words]) => `${k} ${words}`).join(" + ")}`;
+  const n = num(o.cards_left);
+  if (closed) return t("dash.odds_over_closed", { n: o.next_round, cards: n });
+  if (!cards || cards.left + cards.unreadable !== o.cards_left) return t("dash.odds_over", { cards: n });
+  if (!cards.unreadable) return t("dash.odds_over_left", { cards: n });
+  return t("dash.odds_over_split", { cards: n, left: num(cards.left), unreadable: num(cards.unreadable) });
+}
+
+/** Why there are no odds: a game without odds, no shoe in play, in the page's words; anything else (a shoe the odds cannot be worked out from) as the station
+ * said it. */
+function reasonWords(answer) {
+  if (answer.offered === false) return t("dash.odds_not_offered_why", { game: gameTitle(answer.game) });
+  if (answer.reason === "no shoe in play") return t("dash.no_shoe");
+  return answer.reason || "";
 }
 
 function render({ odds: read }) {
   const status = $("odds-status");
   status.classList.toggle("error", Boolean(read?.error));
   if (!read || (read.pending && !read.answer)) {
-    status.textContent = "working out the odds…";
+    status.textContent = t("dash.odds_working");
     return;
   }
   const { answer } = read;
@@ -34,23 +40,25 @@ function render({ odds: read }) {
   const notOffered = answer?.offered === false;
   $("odds").classList.toggle("not-offered", notOffered);
   if (read.error) {
-    status.textContent = `The odds could not be worked out: ${read.error}. They are asked for again when a round opens or ends.`;
+    status.textContent = t("dash.odds_failed", { error: read.error });
   } else if (notOffered) {
-    status.textContent = `Odds are not offered for ${gameTitle(answer.game)}.`;
+    status.textContent = t("dash.odds_not_offered", { game: gameTitle(answer.game) });
   } else {
-    status.textContent = read.pending ? "working out the odds…" : "";
+    status.textContent = read.pending ? t("dash.odds_working") : "";
   }
   if (!answer) return;
   const o = answer.odds;
-  $("odds-round").textContent = o ? `round ${o.next_round}${answer.betting_closed ? " (betting closed)" : ""}` : "";
-  $("odds-note").textContent = o ? `${answer.paytable} paytable, ${unseenWords(o, answer.cards, answer.betting_closed)} · banker ${pct(o.outcomes.banker)}, player ${pct(o.outcomes.player)}, tie ${pct(o.outcomes.tie)}` : answer.reason || "";
+  $("odds-round").textContent = o ? t(answer.betting_closed ? "dash.odds_round_closed" : "dash.odds_round", { n: o.next_round }) : "";
+  const paytable = t(`paytable.${answer.paytable}`);
+  $("odds-note").textContent = o ? t("dash.odds_note", { paytable: paytable === `paytable.${answer.paytable}` ? answer.paytable : paytable, over: unseenWords(o, answer.cards, answer.betting_closed),
+    b: pct(o.outcomes.banker), p: pct(o.outcomes.player), t: pct(o.outcomes.tie) }) : reasonWords(answer);
   const advantage = o ? o.advantage : [];
   const alert = $("odds-alert");
   alert.hidden = !advantage.length;
-  alert.textContent = advantage.length ? `ADVANTAGE: the player has the edge on ${advantage.map(spaced).join(", ")}` : "";
+  alert.textContent = advantage.length ? t("dash.advantage", { bets: list(advantage.map(betWords)) }) : "";
   const rows = o ? Object.entries(o.house_edge).map(([bet, edge]) => h("tr", {
     class: [o.advantage.includes(bet) && "advantage", o.closed.includes(bet) && "closed"].filter(Boolean).join(" ") || null },
-    h("th", { scope: "row", text: spaced(bet) + (o.closed.includes(bet) ? " (closed)" : "") }),
+    h("th", { scope: "row", text: o.closed.includes(bet) ? t("dash.odds_closed", { bet: betWords(bet) }) : betWords(bet) }),
     h("td", { text: pct(edge, 3) }), h("td", { text: pct(1 - edge, 3) }))) : [];
   fill($("odds-body"), rows);
 }

@@ -3,18 +3,13 @@
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
+import { list, num, t } from "./i18n.js";
 
-const LINES = [
-  ["rounds", "Rounds"],
-  ["rounds_per_hour", "Rounds per hour"],
-  ["seconds_per_round", "Seconds per round"],
-  ["close_to_result_seconds", "Bets closed to result (s)"],
-  ["suspensions_per_100_rounds", "Suspensions per 100 rounds"],
-  ["resolve_seconds", "Time to resolve (s)"],
-  ["voided_rounds", "Voided rounds"],
-];
+/** The figures, each worded by the catalogue's `pace.<figure>` (the report's words too). */
+const LINES = ["rounds", "rounds_per_hour", "seconds_per_round", "close_to_result_seconds",
+  "suspensions_per_100_rounds", "resolve_seconds", "voided_rounds"];
 
-const show = (v) => (v == null ? "–" : String(v));
+const show = (v) => (v == null ? "–" : num(v));
 
 export function mountPace(store) {
   let timer = null;
@@ -22,12 +17,12 @@ export function mountPace(store) {
 
   function render(answer) {
     const shoe = answer.shoe || {};
-    $("pace-shift").textContent = `last ${answer.hours} h`;
-    fill($("pace-body"), LINES.map(([key, words]) =>
-      h("tr", {}, h("th", { scope: "row", text: words }),
+    $("pace-shift").textContent = t("dash.pace_hours", { h: num(answer.hours) });
+    fill($("pace-body"), LINES.map((key) =>
+      h("tr", {}, h("th", { scope: "row", text: t(`pace.${key}`) }),
         h("td", { text: show(shoe[key]) }), h("td", { text: show(answer.shift[key]) }))));
     const codes = Object.entries(answer.shift.suspensions_by_code || {});
-    $("pace-codes").textContent = codes.length ? `Suspensions this shift: ${codes.map(([c, n]) => `${c} ${n}`).join(", ")}` : "";
+    $("pace-codes").textContent = codes.length ? t("dash.pace_codes", { list: list(codes.map(([c, n]) => `${c} ${num(n)}`), "unit") }) : "";
   }
 
   async function load() {

@@ -5,10 +5,23 @@
 
 import { api } from "./api.js";
 import { $, fill, h } from "./dom.js";
-import { clock } from "./format.js";
+import { alertSentence, clock } from "./format.js";
+import { num, t } from "./i18n.js";
 
 const SEEN = "station-protection-seen";
 const SHOWN = 5;
+
+/** An alert's code in words ("SHOE_SEQUENCE" -> "repeated shoe sequence"). */
+function alertWords(code) {
+  const words = t(`alert.${code}`);
+  return words === `alert.${code}` ? code : words;
+}
+
+/** What to do, in the page's words for the alert's code (else the station's). */
+function adviceWords(a) {
+  const words = t(`advice.${a.alert}`);
+  return words === `advice.${a.alert}` ? a.advice : words;
+}
 
 function fromRow(row) {
   return { ...row.event, seq: row.seq, ts: row.ts };
@@ -33,11 +46,12 @@ export function mountProtection(store) {
     if (!list.length) return;
     fill($("protection-list"), list.slice(0, SHOWN).map((a) =>
       h("li", {},
-        h("strong", { text: `${a.alert}: ` }),
-        `${a.message} `,
-        h("span", { class: "advice", text: `What to do: ${a.advice}.` }),
-        h("span", { class: "when", text: ` (row ${a.seq}${a.ts ? `, ${clock(a.ts)}` : ""})` }))));
-    if (list.length > SHOWN) $("protection-list").append(h("li", { text: `and ${list.length - SHOWN} more (the journal has them all)` }));
+        h("strong", { text: `${alertWords(a.alert)}: ` }),
+        `${alertSentence(a)} `,
+        h("span", { class: "advice", text: t("dash.protection_advice", { advice: adviceWords(a) }) }),
+        " ",
+        h("span", { class: "when", text: a.ts ? t("dash.protection_row_at", { seq: a.seq, time: clock(a.ts) }) : t("dash.protection_row", { seq: a.seq }) }))));
+    if (list.length > SHOWN) $("protection-list").append(h("li", { text: t("dash.more_in_journal", { n: num(list.length - SHOWN) }) }));
   }
 
   async function load() {

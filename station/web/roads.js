@@ -9,11 +9,13 @@
 // a result it shows the previous shoe's roads.
 
 import { $, fill, h, s } from "./dom.js";
-import { plural } from "./format.js";
+import { handWord, winnerName } from "./format.js";
+import { count, num, t } from "./i18n.js";
 import { shownShoe } from "./history.js";
 
 const COLOURS = { banker: "#c62828", player: "#1565c0", tie: "#2e7d32", red: "#c62828", blue: "#1565c0" };
-const LETTER = { banker: "B", player: "P", tie: "T" };
+/** A side's letter in a bead (B, P, T; 莊, 閒, 和): the catalogue's, as on the display. */
+const letter = (side) => t(`letter_${side}`);
 
 function grid(cols, rows, size, label) {
   const width = cols * size;
@@ -64,15 +66,16 @@ function show(id, svg, cells, size) {
 export function drawBeadPlate(id, roads) {
   const size = BEAD;
   const cells = roads.bead_plate;
-  const svg = grid(columns(id, cells, size, 10), roads.rows, size, `Bead plate, ${plural(cells.length, "round")}`);
+  const svg = grid(columns(id, cells, size, 10), roads.rows, size, t("dash.road_aria", { road: t("road_bead_plate"), n: count(cells.length, "dash.n_rounds") }));
   for (const b of cells) {
     const cx = b.x * size + size / 2;
     const cy = b.y * size + size / 2;
     const g = s("g", { class: `bead ${b.winner}`, "data-round": b.round });
-    g.append(s("title", {}, `Round ${b.round}: ${b.winner}, player ${b.player_total} banker ${b.banker_total}`
-      + `${b.player_pair ? ", player pair" : ""}${b.banker_pair ? ", banker pair" : ""}${b.natural ? ", natural" : ""}`));
+    const flags = [b.player_pair && t("count_player_pair"), b.banker_pair && t("count_banker_pair"), b.natural && t("announce_natural")];
+    g.append(s("title", {}, [t("dash.bead_title", { n: b.round, winner: winnerName(b.winner), p: b.player_total, b: b.banker_total }),
+      ...flags.filter(Boolean)].join(" · ")));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: COLOURS[b.winner] }));
-    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, LETTER[b.winner]));
+    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, letter(b.winner)));
     if (b.banker_pair) g.append(s("circle", { cx: cx - 8, cy: cy - 8, r: 3, fill: COLOURS.banker, class: "pair" }));
     if (b.player_pair) g.append(s("circle", { cx: cx + 8, cy: cy + 8, r: 3, fill: COLOURS.player, class: "pair" }));
     svg.append(g);
@@ -90,15 +93,15 @@ function tieMark(cx, cy, r, count) {
 export function drawBigRoad(id, roads) {
   const size = BIG;
   const cells = roads.big_road;
-  const svg = grid(columns(id, cells, size, 24), roads.rows, size, `Big road, ${plural(roads.columns.length, "column")}`);
+  const svg = grid(columns(id, cells, size, 24), roads.rows, size, t("dash.road_aria", { road: t("road_big_road"), n: count(roads.columns.length, "dash.n_columns") }));
   cells.forEach((c, i) => {
     const cx = c.x * size + size / 2;
     const cy = c.y * size + size / 2;
     const g = s("g", { class: `big ${c.winner}`, "data-round": c.round });
     const ties = c.ties + (i === 0 ? roads.leading_ties : 0);
-    g.append(s("title", {}, `Round ${c.round}: ${c.winner}${ties ? `, then ${plural(ties, "tie")}` : ""}`));
+    g.append(s("title", {}, t(ties ? "dash.big_title_ties" : "dash.big_title", { n: c.round, winner: winnerName(c.winner), ties: num(ties) })));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: "none", stroke: COLOURS[c.winner], "stroke-width": 2.5 }));
-    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "big-letter", fill: COLOURS[c.winner] }, LETTER[c.winner]));
+    g.append(s("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "big-letter", fill: COLOURS[c.winner] }, letter(c.winner)));
     if (ties) g.append(tieMark(cx, cy, size / 2 - 3, ties));
     if (c.banker_pair) g.append(s("circle", { cx: cx - 7, cy: cy - 7, r: 2.5, fill: COLOURS.banker }));
     if (c.player_pair) g.append(s("circle", { cx: cx + 7, cy: cy + 7, r: 2.5, fill: COLOURS.player }));
@@ -124,10 +127,10 @@ const MARKS = {
 export function drawDerived(name, roads) {
   const size = DERIVED;
   const cells = roads[name];
-  const svg = grid(columns(`road-${name}`, cells, size, 22), roads.rows, size, `${name.replaceAll("_", " ")}, ${plural(cells.length, "mark")}`);
+  const svg = grid(columns(`road-${name}`, cells, size, 22), roads.rows, size, t("dash.road_aria", { road: t(`road_${name}`), n: count(cells.length, "dash.n_marks") }));
   for (const c of cells) {
     const g = s("g", { class: `mark ${c.colour}` });
-    g.append(s("title", {}, c.colour));
+    g.append(s("title", {}, t(`colour.${c.colour}`)));
     g.append(MARKS[name](c.x * size + size / 2, c.y * size + size / 2, size / 2 - 3, c.colour));
     svg.append(g);
   }
@@ -135,15 +138,16 @@ export function drawDerived(name, roads) {
 }
 
 export function drawAsk(id, roads) {
-  const names = { big_eye_boy: "Big eye", small_road: "Small", cockroach_pig: "Cockroach" };
+  const names = { big_eye_boy: t("road_big_eye_boy"), small_road: t("road_small_road"), cockroach_pig: t("road_cockroach_pig") };
   const rows = [];
   for (const side of ["banker", "player"]) {
     const marks = Object.entries(roads.predictions[side]).map(([name, colour]) => {
-      const svg = s("svg", { width: 14, height: 14, role: "img", "aria-label": `${names[name]}: ${colour || "none"}` });
+      const words = colour ? `${names[name]}: ${t(`colour.${colour}`)}` : t("dash.ask_none", { road: names[name] });
+      const svg = s("svg", { width: 14, height: 14, role: "img", "aria-label": words });
       if (colour) svg.append(MARKS[name](7, 7, 4.5, colour));
-      return h("span", { class: "ask-mark", title: `${names[name]}: ${colour || "not started"}` }, svg);
+      return h("span", { class: "ask-mark", title: words }, svg);
     });
-    rows.push(h("div", { class: `ask-row ${side}` }, h("span", { class: "ask-side", text: `${LETTER[side]} ${side}` }), ...marks));
+    rows.push(h("div", { class: `ask-row ${side}` }, h("span", { class: "ask-side", text: t(`ask_${side}`) }), ...marks));
   }
   fill(document.getElementById(id), rows);
 }
@@ -156,22 +160,24 @@ export function drawRoads(roads) {
 }
 
 const OUTCOME_COLOURS = { win: "#1565c0", lose: "#c62828", tie: "#2e7d32" };
-const OUTCOME_LETTER = { win: "W", lose: "L", tie: "T" };
+const OUTCOME_LETTER = { win: "letter_win", lose: "letter_lose", tie: "letter_tie" };
 
 /** Baccarat banque: a tableau's bead plate, its outcome against the banker each round
  * (W, L or T; a dot for its natural), placed by station/core/roads.py. */
 export function drawTableauPlate(id, tableau, plate, rows) {
   const size = BEAD;
   const cells = plate.bead_plate;
-  const svg = grid(columns(id, cells, size, 10), rows, size, `${tableau} bead plate, ${plural(cells.length, "round")}`);
+  const name = t("dash.bead_plate_of", { name: t(tableau) });
+  const svg = grid(columns(id, cells, size, 10), rows, size, t("dash.road_aria", { road: name, n: count(cells.length, "dash.n_rounds") }));
   for (const b of cells) {
     const cx = b.x * size + size / 2;
     const cy = b.y * size + size / 2;
     const g = s("g", { class: `bead ${b.outcome}`, "data-round": b.round });
-    g.append(s("title", {}, `Round ${b.round}: ${tableau} ${b.outcome}, ${b.total} against the banker's ${b.banker_total}`
-      + `${b.natural ? ", natural" : ""}${b.banker_natural ? ", banker natural" : ""}`));
+    const flags = [b.natural && t("announce_natural"), b.banker_natural && t("dash.flag_natural", { hand: handWord(null, "banker") })];
+    g.append(s("title", {}, [t("dash.tableau_title", { n: b.round, hand: t(tableau), outcome: t(`outcome.${b.outcome}`), total: b.total, banker: b.banker_total }),
+      ...flags.filter(Boolean)].join(" · ")));
     g.append(s("circle", { cx, cy, r: size / 2 - 2, fill: OUTCOME_COLOURS[b.outcome] }));
-    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, OUTCOME_LETTER[b.outcome]));
+    g.append(s("text", { x: cx, y: cy + 4.5, "text-anchor": "middle", class: "bead-letter" }, t(OUTCOME_LETTER[b.outcome])));
     if (b.natural) g.append(s("circle", { cx: cx + 8, cy: cy + 8, r: 3, fill: "#ffb300", class: "natural" }));
     svg.append(g);
   }
@@ -182,21 +188,23 @@ export function drawTableauPlate(id, tableau, plate, rows) {
  * results beside the round (tableau 1's and tableau 2's letters). */
 function renderBanque(history, shown) {
   const { roads } = shown;
-  const counts = (t) => `W ${roads[t].counts.win} · L ${roads[t].counts.lose} · T ${roads[t].counts.tie}`;
-  const total = `${plural(roads.counts.rounds, "round")} · banker naturals ${roads.counts.banker_natural}`;
-  $("road-counts").textContent = shown.previous ? `previous shoe #${shown.shoe} (finished): ${total}` : total;
+  const counts = (tableau) => t("dash.tableau_counts", { win: num(roads[tableau].counts.win), lose: num(roads[tableau].counts.lose), tie: num(roads[tableau].counts.tie) });
+  const total = t("dash.banque_counts", { rounds: count(roads.counts.rounds, "dash.n_rounds"), n: num(roads.counts.banker_natural) });
+  $("road-counts").textContent = shown.previous ? t("dash.previous_shoe", { n: shown.shoe, counts: total }) : total;
   $("road-t1-counts").textContent = counts("tableau1");
   $("road-t2-counts").textContent = counts("tableau2");
-  drawTableauPlate("road-tableau1", "tableau 1", roads.tableau1, roads.rows);
-  drawTableauPlate("road-tableau2", "tableau 2", roads.tableau2, roads.rows);
+  $("road-t1-title").textContent = t("dash.bead_plate_of", { name: t("tableau1") });
+  $("road-t2-title").textContent = t("dash.bead_plate_of", { name: t("tableau2") });
+  drawTableauPlate("road-tableau1", "tableau1", roads.tableau1, roads.rows);
+  drawTableauPlate("road-tableau2", "tableau2", roads.tableau2, roads.rows);
   const own = history.roads; // this shoe's only
   const recent = own.game === "baccarat_banque" ? own.tableau1.bead_plate.slice(-12).map((b, i, list) => {
     const other = own.tableau2.bead_plate[own.tableau2.bead_plate.length - list.length + i];
-    return h("li", { class: "mini banque", title: `Round ${b.round}: tableau 1 ${b.outcome}, tableau 2 ${other.outcome}` },
-      h("span", { class: b.outcome, text: OUTCOME_LETTER[b.outcome] }), h("span", { class: other.outcome, text: OUTCOME_LETTER[other.outcome] }));
+    return h("li", { class: "mini banque", title: t("dash.big_title", { n: b.round, winner: t("dash.result_banque", { o1: t(`outcome.${b.outcome}`), o2: t(`outcome.${other.outcome}`) }) }) },
+      h("span", { class: b.outcome, text: t(OUTCOME_LETTER[b.outcome]) }), h("span", { class: other.outcome, text: t(OUTCOME_LETTER[other.outcome]) }));
   }) : [];
   fill($("recent"), recent);
-  $("recent-label").textContent = "Last results (tableau 1, then tableau 2, against the banker: W wins, L loses, T ties)";
+  $("recent-label").textContent = t("dash.last_results_banque");
 }
 
 function render({ history }) {
@@ -212,13 +220,14 @@ function render({ history }) {
     return;
   }
   const c = roads.counts;
-  const counts = `B ${c.banker} · P ${c.player} · T ${c.tie} · pairs P ${c.player_pair} B ${c.banker_pair}`;
-  $("road-counts").textContent = shown.previous ? `previous shoe #${shown.shoe} (finished): ${counts}` : counts;
+  const counts = t("dash.road_counts", { b: num(c.banker), p: num(c.player), t: num(c.tie), pp: num(c.player_pair), bp: num(c.banker_pair),
+    B: letter("banker"), P: letter("player"), T: letter("tie") });
+  $("road-counts").textContent = shown.previous ? t("dash.previous_shoe", { n: shown.shoe, counts }) : counts;
   drawRoads(roads);
   const recent = history.roads.bead_plate.slice(-12).map((b) => // this shoe's only
-    h("li", { class: `mini ${b.winner}`, title: `Round ${b.round}: ${b.winner}`, text: LETTER[b.winner] }));
+    h("li", { class: `mini ${b.winner}`, title: t("dash.big_title", { n: b.round, winner: winnerName(b.winner) }), text: letter(b.winner) }));
   fill($("recent"), recent);
-  $("recent-label").textContent = "Last results";
+  $("recent-label").textContent = t("dash.last_results");
 }
 
 export function mountRoads(store) {

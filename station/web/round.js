@@ -3,7 +3,8 @@
 
 import { face } from "./cards.js";
 import { $, fill, h } from "./dom.js";
-import { cardsWords, handTitle, isBanque, label, readerRetries, readerWords, total, winnerWords } from "./format.js";
+import { cardsWords, expectingWords, handTitle, isBanque, label, optionWords, readerRetries, readerWords, total, winnerWords } from "./format.js";
+import { list, num, t } from "./i18n.js";
 
 const ROLES = {
   player: ["P1", "P2", "P3"],
@@ -12,7 +13,7 @@ const ROLES = {
   tableau2: ["T2.1", "T2.2", "T2.3"],
 };
 const BANQUE_ROLES = { ...ROLES, banker: ["B.1", "B.2", "B.3"] };
-const OUTCOME_MARK = { win: "WINS", lose: "LOSES", tie: "TIE" };
+const OUTCOME_MARK = { win: "dash.mark_win", lose: "dash.mark_lose", tie: "dash.mark_tie" };
 
 /** The hands in the order the page lays them out, left to right. Punto banco and chemin
  * de fer: the state's order (player or ponte, then banker). Baccarat banque: the table
@@ -27,14 +28,14 @@ export function layout(hands) {
  * punto banco's page: `player-cards`, `banker-total`, ...). */
 function layHands(st) {
   const box = $("hands");
-  const key = `${st.game}:${st.hands.join(",")}`;
+  const key = `${st.game}:${st.hands.join(",")}`; // drawn once per game (the page is in one language)
   if (box.dataset.game === key) return;
   box.dataset.game = key;
   box.className = `hands hands-${st.hands.length}`;
   fill(box, layout(st.hands).map((hand) => h("div", { class: `hand ${hand}`, id: `${hand}-hand`, "data-hand": hand },
-    h("h3", {}, h("span", { class: "hand-title", text: handTitle(st.game, hand) }),
+    h("h3", { "data-won": t("dash.mark_win") }, h("span", { class: "hand-title", text: handTitle(st.game, hand) }),
       h("span", { class: "mark", id: `${hand}-mark` }), h("span", { class: "total", id: `${hand}-total` })),
-    h("div", { class: "cards", id: `${hand}-cards`, "aria-label": `${handTitle(st.game, hand)} cards` }))));
+    h("div", { class: "cards", id: `${hand}-cards`, "aria-label": t("dash.cards_of", { hand: handTitle(st.game, hand) }) }))));
 }
 
 /** Add only the cards that are new, so a card already shown is not redrawn (and not
@@ -56,13 +57,13 @@ function renderRound(st) {
   let outcome = "";
   if (rnd) {
     shown = rnd;
-    title = `Round ${rnd.number}${st.last_round === rnd.number ? " (last round)" : ""}`;
+    title = t(st.last_round === rnd.number ? "dash.round_last" : "dash.round", { n: rnd.number });
   } else if (last) {
     shown = last;
-    title = `Round ${last.round} (complete)`;
+    title = t("dash.round_complete", { n: last.round });
     outcome = winnerWords(last, st.game);
   } else {
-    title = st.in_play ? "Waiting for the first round" : "No shoe in play";
+    title = t(st.in_play ? "dash.waiting_first" : "dash.no_shoe");
   }
   $("round-title").textContent = title;
   layHands({ ...st, hands });
@@ -81,28 +82,31 @@ function renderRound(st) {
     el.classList.toggle("lost", outcomeOf === "lose");
     el.classList.toggle("tied", outcomeOf === "tie");
     el.classList.toggle("option", Boolean(st.option && st.option.hand === hand));
-    const marks = [outcomeOf && OUTCOME_MARK[outcomeOf], naturals.includes(hand) && "natural"].filter(Boolean);
+    const marks = [outcomeOf && t(OUTCOME_MARK[outcomeOf]), naturals.includes(hand) && t("dash.mark_natural")].filter(Boolean);
     $(`${hand}-mark`).textContent = marks.join(" · ");
   }
   $("outcome").textContent = outcome;
-  $("expecting").textContent = st.expecting;
-  $("option-words").textContent = st.option ? st.option.words : "";
+  $("expecting").textContent = expectingWords(st);
+  $("option-words").textContent = st.option ? optionWords(st.option, st.game) : "";
 }
 
 function renderProgress(st) {
-  $("p-shoe").textContent = st.shoes_started ? `#${st.shoes_started}${st.in_play ? " in play" : " finished"}` : "none yet";
+  $("p-shoe").textContent = st.shoes_started ? t(st.in_play ? "dash.shoe_in_play" : "dash.shoe_finished", { n: st.shoes_started }) : t("dash.none_yet");
   $("p-cards").textContent = cardsWords(st);
   let burn = "–";
-  if (st.burn === "none") burn = "none at this table";
+  if (st.burn === "none") burn = t("dash.burn_none");
   else if (st.in_play || st.burned.length) {
     const reveal = st.burned[0];
-    if (st.reveal_due) burn = "reveal card due";
-    else if (reveal) burn = `reveal ${label(reveal)}, ${st.burned.length - 1} burned${st.burns_due ? `, ${st.burns_due} to go` : ""}`;
+    const values = { card: reveal ? label(reveal) : "", n: num(st.burned.length - 1), left: num(st.burns_due) };
+    if (st.reveal_due) burn = t("dash.burn_reveal_due");
+    else if (reveal) burn = t(st.burns_due ? "dash.burn_reveal_to_go" : "dash.burn_reveal", values);
   }
   $("p-burn").textContent = burn;
-  $("p-cut").textContent = st.cut_seen ? "seen" : "not yet";
-  $("p-rounds").textContent = `${st.rounds_complete}${st.voided.length ? ` (+${st.voided.length} voided: ${st.voided.join(", ")})` : ""}`;
-  $("p-last").textContent = st.last_round != null ? `round ${st.last_round} is the last` : "not announced";
+  $("p-cut").textContent = t(st.cut_seen ? "dash.cut_seen" : "dash.cut_not_yet");
+  $("p-rounds").textContent = st.voided.length
+    ? t("dash.rounds_voided", { n: num(st.rounds_complete), v: num(st.voided.length), list: list(st.voided, "unit") })
+    : num(st.rounds_complete);
+  $("p-last").textContent = st.last_round != null ? t("dash.last_is", { n: st.last_round }) : t("dash.not_announced");
   $("p-last").classList.toggle("warn", st.last_round != null);
 }
 
@@ -118,8 +122,9 @@ function renderReader({ reader, state }) {
   const el = $("p-reader");
   const fault = state?.suspension?.code === "SCANNER_FAULT";
   if (reader.detail !== readerSince.detail) readerSince = { detail: reader.detail, at: Date.now() };
-  el.textContent = `${readerWords(reader, readerSince.at, Date.now())}${fault ? " · a fault was reported" : ""}`;
-  el.title = reader.detail || "";
+  const words = readerWords(reader, readerSince.at, Date.now());
+  el.textContent = fault ? t("dash.reader_fault", { words }) : words;
+  el.title = reader.driver === "none" ? "" : reader.detail || ""; // the driver's own words, for a technician
   el.dataset.connected = String(Boolean(reader.connected));
   el.classList.toggle("warn", !reader.connected || fault);
 }

@@ -2,6 +2,8 @@
 // needs and the roles in order (/api/explanations), the events the table accepts now
 // (the snapshot's `actions`), and the words of each action.
 
+import { eventWords } from "./format.js";
+
 /** Whether this token may read the table at all. */
 export function canRead(me) {
   return Boolean(me && (me.name != null || me.public_read));
@@ -19,9 +21,8 @@ export function accepts(state, type) {
   return Boolean(state?.actions?.includes(type));
 }
 
-/** The words of an action a person confirms ({label, confirm, done}), or null for an event
- * only a reader sends. */
+/** The words of an action a person confirms ({label, confirm, done}) in the page's
+ * language, or null for an event only a reader sends (the station says which). */
 export function actionWords(rules, type) {
-  const words = rules?.events?.[type];
-  return words?.confirm ? words : null;
+  return rules?.events?.[type]?.confirm ? eventWords(type) : null;
 }

@@ -3,7 +3,8 @@
 
 import { ApiError, api, token } from "./api.js";
 import { $, h } from "./dom.js";
-import { gameTitle } from "./format.js";
+import { gameTitle, roleWords } from "./format.js";
+import { t } from "./i18n.js";
 import { canRead } from "./rules.js";
 
 /** `start` (re)connects the page for the token now in use; `stop` disconnects it. */
@@ -22,7 +23,7 @@ export function mountSession(store, { start, stop }) {
       await whoami();
     } catch (err) {
       token.clear();
-      $("login-error").textContent = err.status === 401 ? "This token is not known to the station." : err.message;
+      $("login-error").textContent = err.status === 401 ? t("ui.token_unknown") : err.message;
       return;
     }
     $("token").value = "";
@@ -38,9 +39,9 @@ export function mountSession(store, { start, stop }) {
     const link = `${location.origin}/display#token=${encodeURIComponent(value)}`;
     const error = $("login-error");
     error.replaceChildren(
-      "This is a display token: it opens the players' display, not the dashboard. Open ",
+      t("ui.display_token_before"),
       h("a", { href: link, text: "/display" }),
-      " on the table's screen, or log in here with a viewer or supervisor token.",
+      t("ui.display_token_after"),
     );
     await whoami();
     return true;
@@ -62,7 +63,7 @@ export function mountSession(store, { start, stop }) {
       if (!(err instanceof ApiError && err.status === 401)) throw err;
       token.clear();
       await whoami();
-      $("login-error").textContent = "Your token is no longer valid: log in again.";
+      $("login-error").textContent = t("ui.token_expired");
     }
     const kept = token.get();
     if (kept) await refuseDisplayToken(kept);
@@ -70,12 +71,12 @@ export function mountSession(store, { start, stop }) {
   }
 
   function renderMe({ me }) {
-    $("table-id").textContent = me.table;
-    document.title = `Table ${me.table} · Baccarat station`;
+    $("table-title").textContent = t("dash.title", { name: me.table });
+    document.title = t("dash.doc_title", { name: me.table });
     const named = me.name != null;
     $("who").hidden = !named;
     $("login").hidden = named;
-    $("who-name").textContent = named ? `${me.name} (${me.role})` : "";
+    $("who-name").textContent = named ? t("ui.who", { name: me.name, role: roleWords(me.role) }) : "";
     document.body.dataset.role = me.acts_as || "anonymous";
     const readable = canRead(me);
     document.body.classList.toggle("locked", !readable);
@@ -86,7 +87,7 @@ export function mountSession(store, { start, stop }) {
   function renderGame({ state, me }) {
     const game = state?.game ? gameTitle(state.game) : "";
     $("game-name").textContent = game ? `· ${game}` : "";
-    if (me?.table) document.title = `Table ${me.table}${game ? ` (${game})` : ""} · Baccarat station`;
+    if (me?.table) document.title = game ? t("dash.doc_title_game", { name: me.table, game }) : t("dash.doc_title", { name: me.table });
   }
 
   /** The page's link to the station, and whether the table can be dealt through it: a
@@ -95,9 +96,9 @@ export function mountSession(store, { start, stop }) {
     const el = $("conn");
     const readerDown = status === "live" && reader && reader.driver !== "none" && !reader.connected;
     el.className = `conn conn-${status}${readerDown ? " conn-warn" : ""}`;
-    el.textContent = status === "live" ? `Live${readerDown ? " · reader disconnected" : ""}`
-      : status === "refused" ? `Not allowed to watch: ${reason || "log in"}`
-      : `Disconnected: reconnecting…${reason ? ` (${reason})` : ""}`;
+    el.textContent = status === "live" ? t(readerDown ? "ui.live_reader_down" : "ui.live")
+      : status === "refused" ? t("ui.not_allowed", { reason: reason || t("ui.log_in_to_watch") })
+      : reason ? t("ui.reconnecting_because", { reason }) : t("ui.reconnecting");
     document.body.classList.toggle("offline", status !== "live");
   }
 

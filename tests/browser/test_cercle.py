@@ -25,7 +25,7 @@ BANQUE_DEAL = ["2H", "KD", "3C", "3S", "7D", "2C"]
 # and the round is over on the decision: tableau 2 loses 5 to 6.
 BANQUE_NATURAL = ["4C", "2S", "KC", "5H", "3D", "6S"]
 ROUND_1_OUTCOME = "Tableau 1 wins 9 to 7 · tableau 2 ties 7 to 7"
-T1_OPTION = "tableau 1: option on 5, draw or stand?"
+T1_OPTION = "Tableau 1: option on 5, draw or stand?"  # the catalogue's words, by the codes
 
 
 @contextmanager
@@ -50,7 +50,7 @@ def decision_button(page: Page, draw: bool) -> Locator:
 def test_a_banque_round_with_the_options_taken_from_the_page(page: Page, tmp_path: Path) -> None:
     with cercle_table(tmp_path, "baccarat_banque") as live:
         login(page, live, "dealer")
-        expect(page.locator("#game-name")).to_have_text("· baccarat banque")
+        expect(page.locator("#game-name")).to_have_text("· Baccarat Banque")
         expect(page.locator("#p-burn")).to_have_text("none at this table")
         # tableau 1 (the banker's right) on the left, the banker, tableau 2
         expect(page.locator("#hands .hand")).to_have_count(3)
@@ -58,7 +58,7 @@ def test_a_banque_round_with_the_options_taken_from_the_page(page: Page, tmp_pat
         assert layout == ["tableau1", "banker", "tableau2"]
         assert texts(page.locator("#hands .hand-title")) == ["Tableau 1", "Banker", "Tableau 2"]
         odds = page.locator("#odds-status")
-        expect(odds).to_have_text("Odds are not offered for baccarat banque.")
+        expect(odds).to_have_text("Odds are not offered for Baccarat Banque.")
         expect(page.locator("#odds-note")).to_contain_text("punto banco only")
         expect(page.locator("#odds-body tr")).to_have_count(0)
 
@@ -106,12 +106,12 @@ def test_a_banque_round_with_the_options_taken_from_the_page(page: Page, tmp_pat
                 *("Tableau 1", "Tableau 2", "Naturals"),
             ]
         )
-        expect(page.locator("#history-body tr td.outcome")).to_have_text(["win", "tie"])
+        expect(page.locator("#history-body tr td.outcome")).to_have_text(["wins", "ties"])
 
         # Round 2: tableau 1's natural settles it; tableau 2 stands on its option.
         assert send(live, {"type": "close_bets"})["round"] == 2
         deal(live, BANQUE_NATURAL)
-        words = "tableau 2: option on 5, draw or stand?"
+        words = "Tableau 2: option on 5, draw or stand?"
         expect(page.locator("#option-words")).to_have_text(words)
         confirm(page, decision_button(page, False), words=f"{words} Record tableau 2: no card?")
         expect(page.locator("#outcome")).to_have_text(
@@ -178,14 +178,14 @@ def test_a_suspended_banque_table_resumed_with_the_decision(page: Page, tmp_path
 def test_a_chemin_de_fer_round(page: Page, tmp_path: Path) -> None:
     with cercle_table(tmp_path, "chemin_de_fer") as live:
         login(page, live, "dealer")
-        expect(page.locator("#game-name")).to_have_text("· chemin de fer")
+        expect(page.locator("#game-name")).to_have_text("· Chemin de Fer")
         assert texts(page.locator("#hands .hand-title")) == ["Ponte", "Banker"]
-        expect(page.locator("#odds-status")).to_have_text("Odds are not offered for chemin de fer.")
+        expect(page.locator("#odds-status")).to_have_text("Odds are not offered for Chemin de Fer.")
         assert send(live, {"type": "shoe"})["ok"]
         assert send(live, {"type": "close_bets"})["round"] == 1
         # ponte 2H 3S = 5 (its option), banker KD 7C = 7
         deal(live, ["2H", "KD", "3S", "7C"])
-        words = "the ponte: option on 5, draw or stand?"
+        words = "Ponte: option on 5, draw or stand?"
         expect(page.locator("#expecting")).to_have_text(words)
         expect(page.locator("#player-hand")).to_have_class("hand player option")
         confirm(page, decision_button(page, False), words=f"{words} Record ponte: no card?")

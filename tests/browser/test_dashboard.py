@@ -81,7 +81,8 @@ def test_login_and_a_round_card_by_card(page: Page, station: Running) -> None:
 
 def test_the_buttons_follow_the_stations_actions_and_words(page: Page, station: Running) -> None:
     """The page re-derives no rule: a button is enabled only if the state's `actions` has
-    its event, and it asks the question and says the words of /api/explanations."""
+    its event. Its words are the catalogue's for the event's code, in the page's language,
+    not the English sentences /api/explanations also carries for other clients."""
     hide_shoe = True
 
     def live(ws: WebSocketRoute) -> None:
@@ -98,6 +99,7 @@ def test_the_buttons_follow_the_stations_actions_and_words(page: Page, station: 
     def explanations(route: Route) -> None:
         words = route.fetch().json()
         words["events"]["shoe"].update(confirm="Cards shuffled: deal the shoe?", done="fresh shoe")
+        words["errors"] = {code: "in English" for code in words["errors"]}
         route.fulfill(json=words)
 
     page.route_web_socket(re.compile(r"/api/live"), live)
@@ -108,8 +110,8 @@ def test_the_buttons_follow_the_stations_actions_and_words(page: Page, station: 
     hide_shoe = False
     page.reload()
     expect(page.locator("#conn")).to_have_text("Live")
-    confirm(page, action(page, "shoe"), words="Cards shuffled: deal the shoe?")
-    expect(page.locator("#last-action")).to_contain_text("fresh shoe by test-dealer")
+    confirm(page, action(page, "shoe"), words="Start a new shoe?")
+    expect(page.locator("#last-action")).to_contain_text("new shoe by test-dealer")
     expect(page.locator("#p-shoe")).to_have_text("#1 in play")
 
 
@@ -286,8 +288,10 @@ def test_roads_history_and_odds_of_a_dealt_shoe(page: Page, station: Running) ->
     assert odds["next_round"] == 25
     expect(page.locator("#odds-round")).to_contain_text("round 25")
     expect(page.locator("#odds-body tr")).to_have_count(len(odds["house_edge"]))
-    banker = page.locator("#odds-body tr", has_text="banker no commission")
-    expect(banker).to_contain_text(f"{odds['house_edge']['banker_no_commission'] * 100:.3f} %")
+    banker = page.locator("#odds-body tr", has_text="Banker (no commission)")
+    expect(banker).to_contain_text(
+        f"{odds['house_edge']['banker_no_commission'] * 100:.3f}%"
+    )  # Intl, en-US
 
 
 def test_the_odds_panel_highlights_a_player_advantage(page: Page, tmp_path: Path) -> None:
@@ -313,6 +317,6 @@ def test_the_odds_panel_highlights_a_player_advantage(page: Page, tmp_path: Path
         expect(alert).to_be_visible()
         expect(alert).to_contain_text("ADVANTAGE")
         expect(alert).to_contain_text("the player has the edge on ")
-        expect(alert).to_contain_text("player pair")
-        expect(page.locator("#odds-body tr.advantage", has_text="player pair")).to_have_count(1)
+        expect(alert).to_contain_text("Player pair")
+        expect(page.locator("#odds-body tr.advantage", has_text="Player pair")).to_have_count(1)
         expect(page.locator("#odds-body tr.advantage")).to_have_count(len(odds["advantage"]))

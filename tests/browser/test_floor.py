@@ -107,7 +107,7 @@ def test_a_suspended_table_is_highlighted(page: Page, running: RunningFloor) -> 
     three = page.locator(".tcard[data-table='table-3']")
     expect(one).to_have_class("tcard suspended online-now")
     expect(one.locator(".state")).to_have_text("SUSPENDED: the reader could not identify the card")
-    expect(one.locator(".ident")).to_have_text("punto banco")  # its name is its id
+    expect(one.locator(".ident")).to_have_text("Punto Banco")  # its name is its id
     expect(page.locator("#conn")).to_have_text(re.compile(r"^Live · \d\d:\d\d:\d\d$"))  # 24 h
     expect(page.locator("#suspended")).to_be_visible()
     expect(page.locator("#suspended-title")).to_have_text("1 TABLE SUSPENDED")
@@ -185,10 +185,11 @@ def test_a_banque_table_shows_each_tableaus_outcome(page: Page, banque_floor: Ru
         [letter[r["outcomes"]["tableau1"]] + letter[r["outcomes"]["tableau2"]] for r in results]
     )
     last = results[-1]
+    said = {"win": "wins", "lose": "loses", "tie": "ties"}  # the catalogue's, by the codes
     expect(beads.last).to_have_attribute(
         "title",
-        f"Round {last['round']}: tableau 1 {last['outcomes']['tableau1']}, "
-        f"tableau 2 {last['outcomes']['tableau2']} "
+        f"Round {last['round']}: tableau 1 {said[last['outcomes']['tableau1']]}, "
+        f"tableau 2 {said[last['outcomes']['tableau2']]} "
         f"(tableau 1 {last['totals']['tableau1']}, tableau 2 {last['totals']['tableau2']}, "
         f"banker {last['totals']['banker']})",
     )

@@ -69,7 +69,7 @@ def test_a_quiet_verdict_says_what_it_did(page: Page, station: Running) -> None:
     said = words(
         page,
         station,
-        "(f, v) => ['fault', 'restart', 'shoe'].map((type) => f.verdictText(v, {}, {type}))",
+        "(f, v) => ['fault', 'restart', 'shoe'].map((type) => f.verdictText(v, {type}))",
         quiet,
     )
     assert said == [

@@ -1,0 +1,453 @@
+"""The staff's screens and the players' display in every language, in Chromium against
+real services: a supervisor dashboard on a suspended table (the card, the banner, the
+resume), the floor view with a suspended table and a gap alert, the display of a shoe
+with a voided round and a long table name.
+
+Under the pseudo-language (`?lang=qps`: every piece of catalogue text between ⟦ ⟧) no
+visible text comes from anywhere but the catalogue (what is left is data: names, card
+codes, numbers, the station's codes). In English, French and both Chinese scripts, at a
+desktop's and a phone's size (the display: landscape and portrait), no text overflows
+its box; the screenshots go to docs/i18n/ with STATION_SCREENSHOTS=1 (looked at when
+they change, then committed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from station.live.display_config import DashboardConfig
+from tests.browser.pit import deal_rounds, send
+from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
+from tests.displaykit import deal, display_config, shoe_events, words
+from tests.floor.floorkit import RunningFloor
+from tests.protection.test_live import config_for
+from tests.protection.test_live import deal as protection_deal
+from tests.protection.test_watch import shoes_events
+from tests.readerkit import wait_until
+from tests.service.kit import Running, make_config, serve
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "i18n"
+SCRATCH = Path(tempfile.gettempdir()) / "station-i18n-screenshots"
+LANGUAGES = ("en", "fr", "zh-Hant", "zh-Hans")
+STAFF_SIZES = {"desktop": (1366, 768), "phone": (390, 844)}
+DISPLAY_SIZES = {"landscape": (1920, 1080), "portrait": (1080, 1920)}
+LONG_NAME = "Salon Privé · Table 7"
+
+#: Every visible text of the page (text nodes, and the labels a screen reader reads) with
+#: where it is, and every element whose text is cut or sticks out of its box.
+LOOK = r"""() => {
+  const visible = (el) => el && el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== "hidden";
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !visible(el) || el.closest("#language, script, style")) continue;
+    texts.push({ where: el.id || el.className || el.tagName, text: n.textContent.trim() });
+  }
+  for (const el of document.body.querySelectorAll("*")) { // words a style sheet adds
+    if (!visible(el)) continue;
+    for (const pseudo of ["::before", "::after"]) {
+      const content = getComputedStyle(el, pseudo).content;
+      const attr = /^attr\(([\w-]+)\)$/.exec(content);
+      const quoted = /^".*"$/.test(content) ? content.slice(1, -1) : "";
+      const text = (attr ? el.getAttribute(attr[1]) : quoted) || "";
+      const where = `${el.id || el.className}${pseudo}`;
+      if (text.trim()) texts.push({ where, text: text.trim() });
+    }
+  }
+  for (const el of document.querySelectorAll("[aria-label], [title]")) {
+    if (!visible(el) || el.closest("#language")) continue;
+    for (const name of ["aria-label", "title"]) {
+      const v = el.getAttribute(name);
+      if (v && v.trim()) texts.push({ where: `${el.id || el.tagName}@${name}`, text: v.trim() });
+    }
+  }
+  const vw = document.documentElement.clientWidth;
+  const cut = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    const own = [...el.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (!visible(el) || el.closest("svg") || !own) continue;
+    const style = getComputedStyle(el);
+    const scrolls = (v) => v === "auto" || v === "scroll";
+    const r = el.getBoundingClientRect();
+    const clipped = style.overflowX !== "visible" && !scrolls(style.overflowX)
+      && el.scrollWidth > el.clientWidth + 1;
+    const clippedY = style.overflowY !== "visible" && !scrolls(style.overflowY)
+      && el.scrollHeight > el.clientHeight + 2;
+    const inScroller = el.closest(".scroll, .scroll-x, .road, .box, table");
+    const out = !inScroller && (r.right > vw + 1 || r.left < -1);
+    const where = el.id || el.className || el.tagName;
+    if (clipped || clippedY || out) {
+      cut.push({ where, text: el.textContent.trim().slice(0, 60), clipped, clippedY, out });
+    }
+  }
+  return { texts, cut, page: document.documentElement.scrollWidth, viewport: vw };
+}"""
+
+#: What may show outside the catalogue's ⟦ ⟧: data (names, ids, card codes, numbers,
+#: the station's codes like UNREADABLE_CARD, a fingerprint, a path) and punctuation.
+DATA = [
+    r"test-\w+",
+    r"site-\d",
+    r"t-test",
+    r"table-\d",
+    r"(10|[2-9AJQK])[♠♥♦♣]",
+    r"\b([PB][123]|T[12]\.[123]|B\.[123])\b",
+    r"\b[A-Z][A-Z0-9_]{2,}\b",
+    r"\b[0-9a-f]{8,}\b",
+    r"/[\w./#=-]*",
+    r"\b(sim|none|serial)\b",
+    r"Salon Privé · Table 7|Table 7",
+    r"\bs\b",
+    r"\d(\.\d+)?E-?\d+",  # a probability, Intl's scientific form
+]
+
+
+def foreign(texts: list[dict[str, str]], also: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The texts that hold a letter outside the catalogue's ⟦ ⟧ and outside the data."""
+    left = []
+    for t in texts:
+        rest = re.sub(r"⟦[^⟦⟧]*⟧", " ", t["text"])
+        for pattern in [*also, *DATA]:  # the caller's data first: it may hold an id
+            rest = re.sub(pattern, " ", rest)
+        if re.search(r"[^\W\d_]", rest):
+            left.append({**t, "left": rest.strip()})
+    return left
+
+
+def look(page: Page) -> dict[str, Any]:
+    answer: dict[str, Any] = page.evaluate(LOOK)
+    return answer
+
+
+def no_overflow(page: Page, what: str) -> None:
+    seen = look(page)
+    assert seen["page"] <= seen["viewport"] + 1, f"{what}: the page scrolls sideways"
+    assert seen["cut"] == [], f"{what}: text cut or out of its box: {seen['cut']}"
+
+
+def shot(page: Page, name: str) -> None:
+    """The page as a picture: into docs/i18n/ with STATION_SCREENSHOTS=1 (to look at and
+    commit), else into a scratch folder (a test run leaves the tree as it was)."""
+    folder = DOCS if os.environ.get("STATION_SCREENSHOTS") == "1" else SCRATCH
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+# -- the supervisor dashboard on a suspended table ----------------------------------------
+
+
+@pytest.fixture
+def suspended(live: Running) -> Running:
+    """Three rounds dealt, then a card the reader could not identify: suspended."""
+    deal_rounds(live, seed=3, rounds=3, faults={})
+    send(live, {"type": "close_bets"})
+    send(live, {"type": "card", "card": None})
+    return live
+
+
+def dashboard(browser: Browser, live: Running, lang: str, size: tuple[int, int]) -> Page:
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(f"{live.url}/?lang={lang}")
+    page.fill("#token", live.tokens["supervisor"])
+    page.click("#login button[type=submit]")
+    expect(page.locator("#banner")).to_be_visible()
+    expect(page.locator("#conn")).to_have_class(re.compile(r"conn-live"))
+    expect(page.locator("#journal-body tr").first).to_be_visible()
+    expect(page.locator("#odds-body tr").first).to_be_visible()
+    expect(page.locator("#pace-body tr").first).to_be_visible()  # read a second after
+    return page
+
+
+def test_the_dashboard_shows_no_word_outside_the_catalogue(
+    browser: Browser, suspended: Running
+) -> None:
+    page = dashboard(browser, suspended, "qps", STAFF_SIZES["desktop"])
+    page.select_option("#pick-rank", "7")
+    page.select_option("#pick-suit", "H")
+    page.click("#resume-card")  # the confirmation's words too
+    expect(page.locator("#confirm")).to_be_visible()
+    # A journal notice's message is the station's record, kept as it said it.
+    notices = [t["text"] for t in look(page)["texts"] if t["text"].startswith("⟦notice: ⟧")]
+    left = [t for t in foreign(look(page)["texts"]) if t["text"] not in notices]
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_dashboard_fits_in_every_language(
+    browser: Browser, suspended: Running, lang: str
+) -> None:
+    for size_name, size in STAFF_SIZES.items():
+        page = dashboard(browser, suspended, lang, size)
+        expect(page.locator("html")).to_have_attribute("lang", lang)
+        if lang != "en":
+            expect(page.locator("#banner-reason")).to_have_text(
+                words()[lang]["error.UNREADABLE_CARD"]
+            )
+        no_overflow(page, f"dashboard {lang} {size_name}")
+        shot(page, f"dashboard-{lang}-{size[0]}")
+        page.context.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "suit", "question", "done"),
+    [
+        ("fr", "♥ cœur", "Reprendre avec 7♥, lue à l’œil", "reprise 7♥ par test-supervisor"),
+        ("zh-Hant", "♥ 紅心", "以目視所見的 7♥ 恢復", "恢復 7♥，由 test-supervisor"),
+    ],
+)
+def test_a_supervisor_resumes_with_the_card_read_by_eye_in_their_language(
+    browser: Browser, suspended: Running, lang: str, suit: str, question: str, done: str
+) -> None:
+    """From the card to the resume without an English word: the banner, the picker, the
+    question, the line that says it was done."""
+    page = dashboard(browser, suspended, lang, STAFF_SIZES["desktop"])
+    table = words()[lang]
+    expect(page.locator("#banner-title")).to_have_text(table["dash.suspended_title"])
+    expect(page.locator("#banner-detail")).to_contain_text(table["dash.banner_unreadable_enter"])
+    page.select_option("#pick-rank", "7")
+    page.select_option("#pick-suit", "H")
+    expect(page.locator("#pick-suit option:checked")).to_have_text(suit)
+    page.click("#resume-card")
+    expect(page.locator("#confirm-text")).to_contain_text(question)
+    page.click("#confirm-ok")
+    expect(page.locator("#banner")).to_be_hidden()
+    expect(page.locator("#last-action")).to_contain_text(done)
+    page.context.close()
+
+
+def test_the_language_is_remembered_per_person(browser: Browser, suspended: Running) -> None:
+    """The header's switch: chosen once, the page comes back in it (localStorage), over
+    the browser's own language; the token is kept."""
+    context = browser.new_context(locale="fr-FR", viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.goto(f"{suspended.url}/")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")  # the browser's language
+    page.fill("#token", suspended.tokens["supervisor"])
+    page.click("#login button[type=submit]")
+    expect(page.locator("#who-name")).to_have_text("test-supervisor (chef de table)")
+    page.select_option("#language", "zh-Hant")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-Hant")
+    expect(page.locator("#banner-title")).to_have_text("枱面暫停")
+    expect(page.locator("#who-name")).to_have_text("test-supervisor（主管）")
+    page.goto(f"{suspended.url}/")
+    expect(page.locator("#event-resume, button.act[data-event=resume]").first).to_have_text("恢復")
+    context.close()
+
+
+# -- the floor view -------------------------------------------------------------------------
+
+
+def floor_page(browser: Browser, running: RunningFloor, lang: str, size: tuple[int, int]) -> Page:  # noqa: F811
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(f"{running.url}/?lang={lang}")
+    page.fill("#token", running.tokens["supervisor"])
+    page.click("#login button[type=submit]")
+    expect(page.locator(".tcard").first).to_be_visible()
+    expect(page.locator("#alerts li").first).to_be_visible()
+    return page
+
+
+@pytest.mark.floor
+def test_the_floor_shows_no_word_outside_the_catalogue(
+    browser: Browser,
+    running: RunningFloor,  # noqa: F811
+) -> None:
+    page = floor_page(browser, running, "qps", STAFF_SIZES["desktop"])
+    # The gap alert's message too: said from its figures, not as the floor service wrote it.
+    left = foreign(look(page)["texts"], also=(r"127\.0\.0\.1:\d+", r"nats://\S+"))
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+
+
+@pytest.mark.floor
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_floor_fits_in_every_language(
+    browser: Browser,
+    running: RunningFloor,  # noqa: F811
+    lang: str,
+) -> None:
+    for size_name, size in STAFF_SIZES.items():
+        page = floor_page(browser, running, lang, size)
+        if lang != "en":
+            expect(page.locator("#suspended-title")).to_have_text(
+                words()[lang]["floor.n_suspended_one"].replace("{n}", "1")
+            )
+        no_overflow(page, f"floor {lang} {size_name}")
+        shot(page, f"floor-{lang}-{size[0]}")
+        page.context.close()
+
+
+# -- the players' display ---------------------------------------------------------------------
+
+
+SIX = [
+    {"bet": "banker", "min": 100, "max": 50_000},
+    {"bet": "player", "min": 100, "max": 50_000},
+    {"bet": "tie", "min": 10, "max": 5_000},
+    {"bet": "banker_pair", "min": 10, "max": 2_500},
+    {"bet": "player_pair", "min": 10, "max": 2_500},
+    {"bet": "either_pair", "min": 10, "max": 2_500},
+]
+
+
+@pytest.fixture
+def display_table(tmp_path: Path) -> Iterator[Running]:
+    """A long table name, six limits, five rounds and a voided one."""
+    config, tokens = display_config(tmp_path, "punto_banco", name=LONG_NAME, limits=SIX, announce=0)
+    with serve(config, tokens) as live:
+        events = shoe_events("punto_banco", seed=5)
+        deal(live, events, 5)
+        send(live, {"type": "close_bets"})
+        send(live, {"type": "void"})
+        yield live
+
+
+def display(
+    browser: Browser, live: Running, lang: str, size: tuple[int, int], token: str | None
+) -> Page:
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(f"{live.url}/display?lang={lang}" + (f"#token={token}" if token else ""))
+    return page
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_display_fits_in_every_language(
+    browser: Browser, display_table: Running, lang: str
+) -> None:
+    for size_name, size in DISPLAY_SIZES.items():
+        page = display(browser, display_table, lang, size, display_table.tokens["display"])
+        expect(page.locator("body")).to_have_attribute("data-drawn", "5")
+        name = page.locator("#table-name")
+        expect(name).to_have_text(LONG_NAME)
+        box = page.evaluate("""() => { const e = document.getElementById('table-name');
+            return { sw: e.scrollWidth, cw: e.clientWidth, sh: e.scrollHeight, ch: e.clientHeight,
+                     font: getComputedStyle(e).fontSize, wrap: e.className }; }""")
+        whole = box["sw"] <= box["cw"] + 1 and box["sh"] <= box["ch"] + 1
+        assert whole, f"{lang} {size_name}: the table's name is cut: {box}"
+        expect(page.locator("[data-count=voided] .value")).to_have_text("1")
+        expect(page.locator("[data-count=voided] .label")).to_have_text(
+            words()[lang]["count_voided"]
+        )
+        rows = page.evaluate("""() => {
+            const box = document.getElementById('limits').getBoundingClientRect();
+            return [...document.querySelectorAll('.limit')]
+              .map((r) => box.bottom - r.getBoundingClientRect().bottom); }""")
+        assert len(rows) == 6 and min(rows) >= 2, (
+            f"{lang} {size_name}: a limit row touches its box: {rows}"
+        )
+        no_overflow(page, f"display {lang} {size_name}")
+        if lang != "en":
+            shot(page, f"display-{lang}-{size_name}")
+        page.context.close()
+
+
+def test_the_display_shows_no_word_outside_the_catalogue(
+    browser: Browser, display_table: Running
+) -> None:
+    page = display(
+        browser, display_table, "qps", DISPLAY_SIZES["landscape"], display_table.tokens["display"]
+    )
+    expect(page.locator("body")).to_have_attribute("data-drawn", "5")
+    assert foreign(look(page)["texts"], also=(r"€",)) == []
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-Hant"])
+def test_a_bad_token_fills_the_screen(browser: Browser, display_table: Running, lang: str) -> None:
+    page = display(browser, display_table, lang, DISPLAY_SIZES["landscape"], "not-a-token")
+    expect(page.locator("body")).to_have_attribute("data-connection", "refused")
+    line = page.locator("#connection")
+    expect(line).to_have_text(words()[lang]["refused"])
+    expect(page.locator("#connection-help")).to_be_visible()
+    box = line.bounding_box()
+    assert box is not None and box["width"] >= 1919 and box["height"] >= 1079, box
+    if lang != "en":
+        shot(page, f"display-{lang}-refused")
+    page.context.close()
+
+
+# -- a protection alert -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def repeated_shoe(tmp_path: Path) -> Iterator[Running]:
+    """Two one-deck shoes, the second in the first's order: SHOE_SEQUENCE and WEAK_SHUFFLE."""
+    config, tokens = config_for(tmp_path)
+    with serve(config, tokens) as station:
+        protection_deal(station, list(shoes_events(["uniform", "none"], decks=1)))
+        yield station
+
+
+def test_a_protection_alert_is_said_from_its_figures(
+    browser: Browser, repeated_shoe: Running
+) -> None:
+    """The banner's sentence is built from the notice's figures in the page's language:
+    in English it is the station's own sentence, word for word; under the pseudo-language
+    nothing but the earlier shoe's label (its name in the history) is left."""
+
+    def raised() -> list[dict[str, Any]]:
+        answer = httpx.get(
+            f"{repeated_shoe.url}/api/protection", headers=repeated_shoe.headers("viewer")
+        )
+        found: list[dict[str, Any]] = answer.json()["alerts"]
+        return found
+
+    wait_until(lambda: len(raised()) == 2, what="the protection checks' two alerts")
+    alerts = raised()
+    assert {a["alert"] for a in alerts} == {"SHOE_SEQUENCE", "WEAK_SHUFFLE"}
+    for lang in ("en", "qps", "zh-Hant"):
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        page.goto(f"{repeated_shoe.url}/?lang={lang}")
+        page.fill("#token", repeated_shoe.tokens["viewer"])
+        page.click("#login button[type=submit]")
+        items = page.locator("#protection-list li")
+        expect(items).to_have_count(len(alerts))
+        if lang == "en":
+            for a in alerts:  # the probability in Intl's scientific form: 2.4E-9 for 2.4e-09
+                said = re.sub(r"probability \S+$", "probability", a["message"])
+                expect(page.locator("#protection-list")).to_contain_text(said)
+        elif lang == "qps":
+            labels = tuple(re.escape(a["earlier"]) for a in alerts if a.get("earlier"))
+            texts = [t for t in look(page)["texts"] if t["where"] in ("", "LI", "advice", "when")]
+            left = foreign(texts, also=labels)
+            assert left == [], (labels, left)
+        else:
+            expect(page.locator("#protection")).to_contain_text("牌序重複")
+            expect(page.locator("#protection")).to_contain_text("監控部")
+            shot(page, "dashboard-zh-Hant-protection")
+        context.close()
+
+
+def test_the_stations_default_language_for_a_browser_it_does_not_speak(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """`[dashboard] language` for a browser asking for none of the station's languages;
+    a browser asking for one of them gets its own."""
+    config, tokens = make_config(tmp_path)
+    config = config.model_copy(update={"dashboard": DashboardConfig(language="zh-Hant")})
+    with serve(config, tokens) as station:
+        for locale, lang in (("de-DE", "zh-Hant"), ("fr-CA", "fr")):
+            context = browser.new_context(locale=locale)
+            page = context.new_page()
+            page.goto(f"{station.url}/")
+            expect(page.locator("html")).to_have_attribute("lang", lang)
+            expect(page.locator("#language")).to_have_value(lang)
+            context.close()
