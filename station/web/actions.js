@@ -48,7 +48,7 @@ function chosenDecision(state) {
 /** The event a button sends and the question it asks first, or null when it has nothing
  * to send (a card or a decision not chosen yet). What the option is, which hand it is,
  * and whether a card is held all come from the state. */
-function eventOf(button, state, rules, words) {
+function eventOf(button, state, words) {
   const type = button.dataset.event;
   const event = { type };
   let question = words.confirm;
@@ -86,7 +86,7 @@ export function mountActions(store, { onUnauthorized }) {
     const words = actionWords(rules, type);
     if (!words) return;
     const { state } = store.get();
-    const asked = eventOf(button, state, rules, words);
+    const asked = eventOf(button, state, words);
     if (!asked) return;
     const { event, question } = asked;
     const done = doneWords(words.done, event, state?.game);
