@@ -19,8 +19,16 @@ from station.commands.report import COLUMNS as REPORT_COLUMNS
 from station.core.protection import ALERT_CODES
 from station.core.protection.riffle import GATHERINGS
 from station.core.words import DUE_WORDS, EXPLANATIONS, ROLE_WORDS
-from station.floor.alerts import EPOCH, FORGED_MESSAGE, FORGED_ROW, NEW_KEY
-from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION
+from station.floor.alerts import (
+    EPOCH,
+    FORGED_MESSAGE,
+    FORGED_ROW,
+    HELD_FULL,
+    NEW_KEY,
+    ROLLBACK,
+    STALE_HEARTBEAT,
+)
+from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION, SET
 from station.shared.catalogue import CATALOGUE_DIR, LANGUAGES, catalogue
 from station.shared.config import ROLES
 from tests.test_display_words import asked_for as display_asks
@@ -59,7 +67,9 @@ NAMESPACES = (
 )
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
-ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION)
+ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION, SET)
+#: The station's own integrity alerts (`/api/state` `journal.alerts`: the dashboard's banner).
+INTEGRITY = ("JOURNAL_DISCONTINUITY", "OUTBOX_FORGED", "WEBHOOKS_WITHHELD")
 
 
 def written() -> set[str]:
@@ -113,8 +123,20 @@ def built() -> set[str]:
         *(f"floor.origin.{o}" for o in ORIGINS),
         *(
             f"kind.{k}"
-            for k in ("gap", "chain", FORGED_ROW, FORGED_MESSAGE, NEW_KEY, EPOCH, "protection")
+            for k in (
+                "gap",
+                "chain",
+                FORGED_ROW,
+                FORGED_MESSAGE,
+                NEW_KEY,
+                EPOCH,
+                "protection",
+                ROLLBACK,
+                STALE_HEARTBEAT,
+                HELD_FULL,
+            )
         ),
+        *(f"integrity.{code}" for code in INTEGRITY),
     }
 
 
@@ -195,3 +217,11 @@ def test_a_shoe_is_a_shoe_in_every_staff_word() -> None:
     assert "{n} 靴" in hant["shoe"] and "靴" in hant["dash.history_about"]
     assert all("sabot" in fr[k].lower() for k in ("shoe", "dash.history_about", "event.shoe.label"))
     assert "suspendue" in fr["dash.suspended_title"].lower()
+
+
+def test_every_integrity_alert_the_station_raises_has_words() -> None:
+    """The codes `Station.alert` is called with, in the live station's sources."""
+    raised: set[str] = set()
+    for source in (ROOT / "station" / "live").rglob("*.py"):
+        raised |= set(re.findall(r'alert\(\s*"([A-Z_]+)"', source.read_text()))
+    assert raised == set(INTEGRITY)

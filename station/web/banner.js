@@ -6,6 +6,13 @@ import { clock, explain, label } from "./format.js";
 import { num, t } from "./i18n.js";
 import { may } from "./rules.js";
 
+/** A station integrity alert's code in words (its message is the station's record). */
+function integrityWords(code) {
+  const key = `integrity.${code}`;
+  const words = t(key);
+  return words === key ? code : words;
+}
+
 export function mountBanner(store) {
   let waitingFor = null; // the seq whose row would give the banner its time
 
@@ -50,7 +57,7 @@ export function mountBanner(store) {
   function renderAlerts({ state }) {
     const alerts = state?.journal?.alerts || [];
     $("integrity-banner").hidden = alerts.length === 0;
-    fill($("integrity-alerts"), alerts.map((a) => h("li", { text: `${a.code}: ${a.message}` })));
+    fill($("integrity-alerts"), alerts.map((a) => h("li", { text: t("floor.alert_words", { kind: integrityWords(a.code), message: a.message }) })));
   }
 
   store.subscribe(["state"], renderJournal);
