@@ -69,9 +69,8 @@ def broken_links(doc: Path, root: Path = ROOT) -> list[str]:
             continue
         path, _, anchor = link.partition("#")
         target = (doc.parent / path).resolve() if path else doc
-        if not target.is_relative_to(root) or not target.exists():
-            bad.append(link)
-        elif anchor and target.suffix == ".md" and anchor not in anchors(target):
+        missing = not target.is_relative_to(root) or not target.exists()
+        if missing or (anchor and target.suffix == ".md" and anchor not in anchors(target)):
             bad.append(link)
     return bad
 
