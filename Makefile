@@ -90,7 +90,7 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 .PHONY: screenshots
-# The README's pictures of the dashboard, the floor view and the report (docs/*-1366.png,
+# The manual's pictures of the dashboard, the floor view and the report (docs/*-1366.png,
 # docs/*-390.png): demo stations at a dealer's pace, photographed by Chromium (5 to 15 min).
 screenshots: install
 	$(PY) scripts/dashboard_screenshot.py
