@@ -1,8 +1,13 @@
-"""MkDocs hooks for `make docs`: the pages link to files outside docs/ (the config
-examples, the systemd units, CHANGELOG.md) as GitHub reads them, `../config/x`. MkDocs
-knows only docs/, so each such link is checked here (a link to nothing is a warning,
-which `--strict` makes an error) and the file is copied into the site under `_repo/`,
-the link pointed at the copy: the site stays whole offline."""
+"""MkDocs hooks for `make docs`: the pages are written for GitHub, and the site shows them
+as GitHub does.
+
+- They link to files outside docs/ (the config examples, CHANGELOG.md) as `../config/x`.
+  MkDocs knows only docs/, so each such link is checked here (a link to nothing is a
+  warning, which `--strict` makes an error) and the file is copied into the site under
+  `_repo/`, the link pointed at the copy: the site stays whole offline.
+- GitHub starts a list right after a paragraph line and nests an item indented by two
+  spaces; Python-Markdown wants a blank line and four. The page's source is left as it
+  is (docs/rules.md is vendored word for word); what MkDocs reads gets both."""
 
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ log = logging.getLogger("mkdocs.hooks.repo_links")
 TARGET = re.compile(r"(\]\(|src=\")([^)\s\"]+)")
 #: Where the repository's files go in the site.
 COPIES = "_repo"
+#: A list item: its indentation, then its marker.
+ITEM = re.compile(r"^( *)(?:[-*+]|\d+\.) ")
 
 
 class RepoFile(File):
@@ -64,7 +71,36 @@ def on_files(files: Files, config: MkDocsConfig, **_: Any) -> Files:
     return files
 
 
+def lists_as_github_reads_them(markdown: str) -> str:
+    """A blank line before a list that follows a paragraph, and nested items (and a
+    table in an item) indented by four spaces; code blocks as they are."""
+    out: list[str] = []
+    in_list = fenced = False
+    previous = ""
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        item = None if fenced else ITEM.match(line)
+        top = item is not None and not item.group(1)
+        after_text = previous.strip() and not previous.startswith(("#", "|", "    "))
+        if top and ((not in_list and after_text) or previous.lstrip().startswith("|")):
+            out.append("")  # a list after a paragraph, or an item after an item's table
+        indent = len(line) - len(line.lstrip(" "))
+        if in_list and 0 < indent < 4 and (item or line.lstrip().startswith("|")):
+            if line.lstrip().startswith("|") and not previous.lstrip().startswith("|"):
+                out.append("")
+            line = "    " + line.lstrip(" ")
+        if not line.strip():
+            in_list = False
+        elif top or in_list:
+            in_list = not fenced
+        out.append(line)
+        previous = line
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
+    markdown = lists_as_github_reads_them(markdown)
     root = _repo_root(config)
     here = posixpath.dirname(page.file.src_uri)
 

@@ -212,3 +212,21 @@ def test_the_docs_build_fails_on_a_link_to_no_file_of_the_repository(tmp_path: P
     built = mkdocs_build(config, tmp_path / "site")
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "_repo" / "present.txt").read_text() == "here"
+
+
+def test_the_site_reads_lists_as_github_does() -> None:
+    """A list right after a paragraph, an item nested by two spaces and a table in an item
+    (docs/rules.md has all three) reach Python-Markdown as GitHub shows them."""
+    from scripts.mkdocs_hooks import lists_as_github_reads_them
+
+    page = (
+        "Then:\n- one\n  - nested\n    more of it\n- two:\n  | a | b |\n  |---|---|\n"
+        "- three\n\n    - code, not a list\n```\nx:\n- in a fence\n```\n"
+    )
+    assert lists_as_github_reads_them(page) == (
+        "Then:\n\n- one\n    - nested\n    more of it\n- two:\n\n    | a | b |\n"
+        "    |---|---|\n\n- three\n\n    - code, not a list\n```\nx:\n- in a fence\n```\n"
+    )
+    assert lists_as_github_reads_them("# Title\n- a\n\nText\n\n- b\n") == (
+        "# Title\n- a\n\nText\n\n- b\n"
+    )
