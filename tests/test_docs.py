@@ -160,7 +160,7 @@ def test_every_page_begins_with_its_title_and_a_one_line_summary(page: Path) -> 
     assert after == "", f"{page.name}: the summary is one line, then a blank line"
 
 
-def test_the_contents_and_the_site_name_every_page() -> None:
+def test_the_contents_and_the_sites_nav_list_every_page() -> None:
     """docs/index.md links every page; mkdocs.yml's nav lists every page once."""
     index = (DOCS / "index.md").read_text(encoding="utf-8")
     linked = {m.group(1).split("#")[0] for m in LINK.finditer(index) if m.group(1)}
