@@ -1,4 +1,5 @@
 # Two commands from a fresh clone: `make run` and `make test`. Both set everything up.
+# `make docs` builds the manual (docs/) into build/site/.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -66,7 +67,13 @@ pytest: install core
 lint-js: install
 	$(VENV)/bin/biome lint --error-on-warnings
 
-test: lint lint-imports lint-js typecheck pytest
+test: lint lint-imports lint-js typecheck docs pytest
+
+.PHONY: docs
+# The manual (docs/, mkdocs.yml) as a site in build/site/: offline (the builtin theme), and
+# --strict: a link to a missing page, anchor or file of the repository fails (about 1 s).
+docs: install
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 bench: install
 	$(PY) -m benchmarks
@@ -83,7 +90,7 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 .PHONY: screenshots
-# The README's pictures of the dashboard, the floor view and the report (docs/*-1366.png,
+# The manual's pictures of the dashboard, the floor view and the report (docs/*-1366.png,
 # docs/*-390.png): demo stations at a dealer's pace, photographed by Chromium (5 to 15 min).
 screenshots: install
 	$(PY) scripts/dashboard_screenshot.py

@@ -1,4 +1,4 @@
-"""`make screenshots`: remake the README's pictures of the dashboard, the floor view and the
+"""`make screenshots`: remake the manual's pictures of the dashboard, the floor view and the
 shift report from real stations, at a desktop's width (1366 px) and a phone's (390 px).
 
     .venv/bin/python scripts/dashboard_screenshot.py [--rounds N] [--only WHAT ...]

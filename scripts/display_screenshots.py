@@ -1,4 +1,4 @@
-"""Remake the README's pictures of the table's display (`GET /display`): each game in both
+"""Remake the manual's pictures of the table's display (`GET /display`): each game in both
 orientations in English, and one picture in each other language.
 
     .venv/bin/python scripts/display_screenshots.py [--size 1280x720]

@@ -1,1 +1,1 @@
-"""The baccarat dealer station (see the README and docs/architecture.md)."""
+"""The baccarat dealer station (see the README, docs/index.md and docs/architecture.md)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-#: Where the units expect the `station` command (the README's install).
+#: Where the units expect the `station` command (docs/install.md).
 INSTALLED_STATION = "/opt/baccarat-station/bin/station"
 
 needs_analyze = pytest.mark.skipif(

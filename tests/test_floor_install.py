@@ -1,4 +1,4 @@
-"""The floor's production install as the README writes it: its config is readable by the
+"""The floor's production install as docs/floor-service.md writes it: its config is readable by the
 service's user, and a config that is not says which folder or file and how to open it."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from tests.userkit import SERVICE_UID, as_root, in_child_as, read_as_service
 
 
 def readme_floor_steps() -> list[str]:
-    """The README's commands that make /etc/baccarat-floor and its floor.toml."""
-    text = (ROOT / "README.md").read_text()
+    """The manual's commands that make /etc/baccarat-floor and its floor.toml."""
+    text = (ROOT / "docs" / "floor-service.md").read_text()
     steps = [
         line.strip().removeprefix("sudo ").split("   #")[0]
         for line in text.splitlines()
@@ -38,7 +38,7 @@ def readme_floor_steps() -> list[str]:
 
 @as_root
 def test_the_readme_floor_config_is_readable_by_the_service() -> None:
-    """The README's steps, run as root with the service's user for `baccarat` and a
+    """The manual's steps, run as root with the service's user for `baccarat` and a
     scratch folder for /etc/baccarat-floor: that user can read floor.toml."""
     etc = Path(tempfile.mkdtemp(prefix="etc-", dir="/tmp"))
     try:
@@ -59,7 +59,7 @@ def test_the_readme_floor_config_is_readable_by_the_service() -> None:
 
 @as_root
 def test_station_floor_says_which_folder_it_cannot_open(tmp_path: Path) -> None:
-    """The folder as the README used to make it (root:root 0750): `station floor`, as the
+    """The folder as the manual used to make it (root:root 0750): `station floor`, as the
     service's user, names the folder and the command that lets its group in; exit 2,
     no traceback."""
     etc = Path(tempfile.mkdtemp(prefix="etc-", dir="/tmp"))

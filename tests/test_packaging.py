@@ -2,8 +2,8 @@
 
 Why: the editable checkout with `.[dev]` hides a runtime dependency that only the dev
 extras bring (httpx was one: `station run` failed with ModuleNotFoundError after a plain
-`pip install .`). This builds the wheel, installs it the way the README's install section
-does, and serves a simulated table until `/api/health` and `/api/ready` answer.
+`pip install .`). This builds the wheel, installs it the way the manual's install
+(docs/install.md) does, and serves a simulated table until `/api/health` and `/api/ready` answer.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`GET /api/protection` and `GET /api/pace`.
 
-`/api/protection`: the game-protection checks (README, "Game protection"): whether
+`/api/protection`: the game-protection checks (docs/protection.md): whether
 they run, the run length k the history's size gives now, and the latest alerts, newest
 first (as journaled: the dashboard's alert list after a reload). `/api/pace`: the pace
 of the current shoe and shift (the dashboard's pace panel)."""

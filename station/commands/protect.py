@@ -5,7 +5,7 @@ The events go through the rules core exactly as `station replay` runs them (the 
 table options; a stream that says its table is played at it, `stream_table`), and the
 protector sees each event with its verdict, as the live station
 does after each commit. So surveillance can check past shoes, and a test rig can check
-the detectors (`SHOE_SEQUENCE`, `WEAK_SHUFFLE`; see the README). The last shoe of the
+the detectors (`SHOE_SEQUENCE`, `WEAK_SHUFFLE`; see docs/protection.md). The last shoe of the
 input is scored when the input ends. Lines of `station journal export` carry their
 journal row (`journal`: seq, ts): alerts then give journal seqs, and the shoes are named
 as the live station names them. With `--index`, the shoes are checked against, and

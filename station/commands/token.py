@@ -150,7 +150,7 @@ def _owner(user: str | None, path: Path) -> int | str | None:
     try:
         entry = pwd.getpwnam(user)
     except KeyError:
-        return f"--owner {user}: no such user (the service's is `baccarat` in the README)"
+        return f"--owner {user}: no such user (the service's is `baccarat` in docs/install.md)"
     if os.geteuid() != 0:
         return f"--owner {user}: only root can give a file to another user (run it with sudo)"
     if not path.parent.exists():

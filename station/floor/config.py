@@ -92,7 +92,8 @@ class BrokerConfig(BrokerLogin):
         ge=1000,
         description="rows of one table the stream keeps when this service makes it, the "
         "table's oldest dropped first: one table's login flooding its subject drops only "
-        "its own rows (size it for the longest floor outage: README, 'Sizing the broker')",
+        "its own rows (size it for the longest floor outage: docs/floor-publishing.md, "
+        "'Sizing the broker')",
     )
     stream_bytes: int = Field(
         STREAM_BYTES,
@@ -292,7 +293,7 @@ class FloorSettings(Section):
 
 class FloorProtectionConfig(Section):
     """`[protection]`: the floor-wide SHOE_SEQUENCE check over every table's archived cards
-    (README, "Game protection")."""
+    (docs/protection.md)."""
 
     enabled: bool = Field(
         True, description="check every archived card against every shoe of the floor"

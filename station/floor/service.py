@@ -279,8 +279,8 @@ class FloorService:
             log.warning(
                 "the stream %s has no %s: one table's broker login can fill it and every "
                 "table's publishes then fail (set them: `nats stream edit %s "
-                "--max-msgs-per-subject %d --max-bytes %d --max-msg-size %d`, README "
-                "'Sizing the broker')",
+                "--max-msgs-per-subject %d --max-bytes %d --max-msg-size %d`, "
+                "docs/floor-publishing.md, 'Sizing the broker')",
                 broker.stream,
                 " nor ".join(unbounded),
                 broker.stream,

@@ -9,8 +9,8 @@ the same batch must not change what the game server is told).
 
 Each body is encoded once and signed per attempt (Stripe's scheme): the header
 `X-Station-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, with
-`X-Station-Event` (the type) and `X-Station-Delivery` (the id). The README's "Game
-server" section and `examples/verify_webhook.py` are the receiving side.
+`X-Station-Event` (the type) and `X-Station-Delivery` (the id). The manual's game server page
+(docs/game-server.md) and `examples/verify_webhook.py` are the receiving side.
 
 Why a task of its own per endpoint: the writer only puts the body on a queue and goes
 on, so a slow or dead game server never delays a verdict; each endpoint gets its events

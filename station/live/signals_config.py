@@ -23,7 +23,7 @@ from station.shared.broker_login import reads_secrets
 from station.shared.config import resolve as _resolve
 from station.shared.sections import Problem, Section, bounds
 
-#: What a game server can hear of (`[[signals.webhook]] events`), in the README's order.
+#: What a game server can hear of (`[[signals.webhook]] events`), in docs/game-server.md's order.
 WEBHOOK_EVENTS = (
     "round_result",
     "round_voided",

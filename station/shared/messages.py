@@ -62,7 +62,7 @@ WRONG_LAST_SEQUENCE = 10071
 ROW_BYTES = 128 * 1024
 #: Rows of one table the stream keeps, the table's oldest dropped first (`stream_config`):
 #: a table's share, so that one login flooding its subject evicts only its own rows. Size
-#: it to cover the longest floor outage (README, "Sizing the broker").
+#: it to cover the longest floor outage (docs/floor-publishing.md, "Sizing the broker").
 TABLE_ROWS = 100_000
 #: Bytes the whole stream keeps, the oldest rows dropped first: below the broker's
 #: `max_file_store` (20 GB shipped), so the stream never runs out of room and no table's
@@ -149,7 +149,7 @@ def stream_config(
     replicas: int = 1,
 ) -> StreamConfig:
     """The stream a station expects (the floor service or the operator creates it; see
-    the README's "The floor: publishing"): file storage, every row kept until `max_age`
+    docs/floor-publishing.md): file storage, every row kept until `max_age`
     seconds (0: for ever), at most `max_bytes` in all and `max_msgs_per_subject` rows of
     one table (-1: no limit), the oldest dropped first (a table flooding its subject
     drops its own rows, not another table's, and never fills the broker), no message

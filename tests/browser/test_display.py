@@ -88,7 +88,7 @@ def dom_marks(page: Page) -> list[tuple[Any, ...]]:
 
 
 def bank_of(tableau1: str, tableau2: str) -> str:
-    """How the bank fared (the README's words): more tableaux beaten than lost is a win."""
+    """How the bank fared (docs/display.md's words): more tableaux beaten than lost is a win."""
     net = [tableau1, tableau2].count("lose") - [tableau1, tableau2].count("win")
     return "win" if net > 0 else "lose" if net < 0 else "even"
 

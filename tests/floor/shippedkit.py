@@ -1,6 +1,6 @@
 """The shipped config/nats-server.conf run as shipped: only its port and store moved into
 a temp folder (and, for a test that fills the broker, its `max_file_store` made small),
-its passwords in the environment as the README says. Shared by the tests that attack the
+its passwords in the environment as the manual says. Shared by the tests that attack the
 broker through the tables' real logins."""
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def test_a_heartbeat_behind_the_archive_is_checked_against_it(
 def test_journal_down_is_in_the_tables_api(
     tmp_path: Path, floor: FloorBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`GET /api/floor/tables` says why a station cannot write its journal, as the README
+    """`GET /api/floor/tables` says why a station cannot write its journal, as the manual
     lists it, and null once it can."""
     words = "the journal cannot be written: disk full; free space on /var/lib/baccarat-station"
     config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("table-1", "table-2"))

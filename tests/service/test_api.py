@@ -242,7 +242,7 @@ def test_websocket_backfills_after(live: Running) -> None:
 
 
 def test_websocket_needs_a_token(live: Running) -> None:
-    """Refused as the README says: accepted, then closed with 1008 and the reason (which
+    """Refused as the manual says: accepted, then closed with 1008 and the reason (which
     a page's script can read; an HTTP status of the handshake it cannot)."""
     for url, reason in ((live.ws_url, MISSING), (f"{live.ws_url}?token=bad", NOT_VALID)):
         with connect(url) as ws, pytest.raises(ConnectionClosed) as closed:

@@ -131,7 +131,7 @@ def test_the_websocket_refuses_other_origins(
         ) as ws,
         pytest.raises(ConnectionClosed) as refused,
     ):
-        ws.recv(5)  # accepted, then closed as the README says: 1008 and why
+        ws.recv(5)  # accepted, then closed as the manual says: 1008 and why
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 1008
     assert refused.value.rcvd.reason == "this page's origin may not open the station's feed"
     assert "allowed_origins" in caplog.text and repr(origin) in caplog.text

@@ -1,4 +1,4 @@
-"""The game server's side: signed webhooks from a live station, checked by the README's
+"""The game server's side: signed webhooks from a live station, checked by the manual's
 example verifier (examples/verify_webhook.py) on 127.0.0.1, and the table's paytable
 driving the live odds."""
 

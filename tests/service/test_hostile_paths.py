@@ -3,7 +3,7 @@ real `station run`: no request answers 500 or leaves a traceback (long paths, od
 any query); HEAD is answered wherever GET is; the log cannot be forged (a client's line
 break is written escaped, and the row's own fields cannot come in a body); and with
 `public_read` on, only the station's own names are answered (DNS rebinding), a WebSocket
-refused as the README says."""
+refused as the manual says."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ seed = 32
 
 
 def example() -> ModuleType:
-    """examples/verify_webhook.py: the README's signature check, as a game server has it."""
+    """examples/verify_webhook.py: the manual's signature check , as a game server has it."""
     spec = importlib.util.spec_from_file_location(
         "verify_webhook", ROOT / "examples" / "verify_webhook.py"
     )

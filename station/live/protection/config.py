@@ -13,8 +13,8 @@ from station.shared.sections import Section
 
 
 class ProtectionConfig(Section):
-    """`[protection]`: repeated or pre-arranged shoes and weak shuffles (README, "Game
-    protection"). Alerts are journaled notices; they stop nothing unless `suspend_on`."""
+    """`[protection]`: repeated or pre-arranged shoes and weak shuffles (docs/protection.md).
+    Alerts are journaled notices; they stop nothing unless `suspend_on`."""
 
     enabled: bool = Field(True, description="run the checks on every committed card")
     index: str = Field(

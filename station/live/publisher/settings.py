@@ -24,7 +24,7 @@ from station.shared.signing import SigningKey
 
 class FloorConfig(BrokerLogin):
     """`[floor]`: the NATS broker this station publishes its journal rows and heartbeats
-    to (see the README, "The floor: publishing")."""
+    to (see docs/floor-publishing.md)."""
 
     URL_REQUIRED: ClassVar[bool] = False
 

@@ -106,7 +106,7 @@ async def check_stream(js: JetStreamContext, stream: str, subject: str) -> None:
     except NotFoundError:
         raise StreamMissing(
             f"the broker has no stream {stream!r}: start the floor service "
-            "(it creates it) or create it (README, 'The floor: publishing'); rows wait "
+            "(it creates it) or create it (docs/floor-publishing.md); rows wait "
             "in the journal"
         ) from None
     subjects = info.config.subjects or []
