@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -110,7 +111,9 @@ class Station:
             key,
             checked=self.floor_check.checked if config.floor.enabled else None,
         )
-        self.fanout = FanOut(sent=self.publisher.committed)
+        #: Committed batches the protection checks get once they are broadcast (`_broadcast`).
+        self._unchecked: deque[list[Row]] = deque()
+        self.fanout = FanOut(sent=self._broadcast)
         #: Log lines and metrics of committed rows (`station.live.observe`).
         self.observer = Observer(
             config.table.id,
@@ -364,8 +367,8 @@ class Station:
         """A batch is on disk: tell everyone, in journal order, off the writer's path."""
         rows = commit.rows
         self.view.publish(commit.snapshot, commit.bridged)
-        if self.protection is not None:  # checked on its own thread
-            self.protection.committed(rows)
+        if self.protection is not None:  # checked on its own thread, once broadcast
+            self._unchecked.append(rows)
         # The journal's status is "writable": this batch was just committed (even while
         # `unavailable` still names the outage it ends).
         journal = {"writable": True, **self._alerts_field()}
@@ -374,6 +377,17 @@ class Station:
         for _i, what, _fields in commit.signals:
             self.readers.to_shoe(what)
         self.observer.committed(commit.items, rows, commit.changes, commit.done)
+
+    def _broadcast(self) -> None:
+        """A committed batch is in every listener's queue (or on its socket): now wake the
+        floor publisher and hand the batch to the protection checks. Not before: the
+        protection thread woken takes the interpreter from the event loop at its next
+        turn, which would be before the batch's WebSocket send (issue 36)."""
+        self.publisher.committed()
+        if self._unchecked:  # one batch of rows a call, in commit order (`FanOut`)
+            rows = self._unchecked.popleft()
+            if self.protection is not None:
+                self.protection.committed(rows)
 
     def _unwritable(self) -> None:
         """The journal cannot be written: nothing is committed meanwhile, so every listener
