@@ -64,7 +64,6 @@ from pathlib import Path
 from typing import Any
 
 from station.core.games import GAME_PAYTABLES as GAME_PAYTABLES
-from station.core.games import GAMES as GAME_RULES_BY_NAME
 from station.core.games import game_defaults as game_defaults
 
 #: The outcome keys of each rule (see the module docstring).

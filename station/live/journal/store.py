@@ -5,7 +5,8 @@ Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append
 so a verdict that was published (answered, broadcast, posted) can never be lost, even by
 a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
 writer commits. After each commit the writer rewrites the head anchor (`<path>.head`: the
-journal, its epoch, the last seq and hash, signed: `anchor`) that `verify` checks the
+journal, its epoch, the last seq and hash, signed: `anchor`; the live writer at the event
+loop's next turn, once the batch is broadcast: `append(anchor=False)`) that `verify` checks the
 chain reaches and the next start checks the journal against (`integrity`). The webhook
 events a commit owes are sealed to their rows (`owed`). A station with a key signs
 every row it appends (one Ed25519 signature of the row's hash, which binds every row
