@@ -172,3 +172,26 @@ def test_in_process_runs_give_what_the_process_gives(args: list[str], data: byte
     )
     out, err = proc.communicate(data, timeout=60)
     assert (here.returncode, here.stdout, here.stderr) == (proc.returncode, out, err)
+
+
+def _distinct(lines: list[bytes]) -> bytes:
+    """The same events, each line made unlike any other by trailing spaces (JSON that
+    decodes alike, bytes that differ): no line is looked up as one decoded before."""
+    return b"".join(line + b" " * i + b"\n" for i, line in enumerate(lines))
+
+
+@pytest.mark.parametrize("args", [[], ["--odds"], ["--decks", "1"]])
+def test_repeated_lines_are_decided_as_if_each_were_read_afresh(args: list[str]) -> None:
+    """`station replay` decodes a line seen before once (`DECODED_LINES`): the verdicts,
+    seqs and reasons (BAD_INPUT, not JSON, a card while suspended) are those of the same
+    stream whose lines are all different, with more distinct lines than are kept."""
+    deal = [b'{"type":"card","card":"%s","actor":"reader"}' % c.encode() for c in ("5H", "9S")]
+    shoe = [b'{"type":"shoe"}', deal[0], *([b'{"type":"close_bets"}', *deal * 2] * 30)]
+    hostile = [b"not json", b'{"type":"card"}', b'{"type":"dance"}', b"not json"]
+    many = [b'{"type":"cut","n":%d}' % i for i in range(5000)]  # more than are kept
+    lines = [*shoe, *hostile, *shoe[1:], *many, *hostile, b'{"type":"resume"}', *shoe]
+    repeated = b"".join(line + b"\n" for line in lines)
+    code, rows, _ = replay(repeated, *args)
+    assert code == 0 and len(rows) == len(lines)
+    assert (code, rows) == replay(_distinct(lines), *args)[:2]
+    assert sum(1 for r in rows if r["error"] == "BAD_INPUT") >= 2 * len(hostile)

@@ -6,8 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from station.commands.common import load_config
-from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES
-from station.core.paytables import game_defaults
+from station.core.games import BURNS, CUT_POLICIES, GAME_NAMES, game_defaults
 
 if TYPE_CHECKING:
     from station.core.table import Table

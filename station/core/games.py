@@ -275,3 +275,25 @@ def settings_of(recorded: Mapping[str, Any]) -> dict[str, Any]:
     older than the cercle games gets punto banco's game and burn. Here in the core, so
     `station replay` reads a stream's table without loading the journal's store."""
     return {**BEFORE_GAMES, **recorded}
+
+
+#: The shipped paytable of each game: what a table pays when `[table] paytable` is left out.
+GAME_PAYTABLES: dict[str, str] = {
+    "punto_banco": "traditional",
+    "chemin_de_fer": "chemin_de_fer",
+    "baccarat_banque": "baccarat_banque",
+}
+
+
+def game_defaults(name: str) -> dict[str, int | str]:
+    """What `[table]` takes from the game `name` for each of its game keys left out: its
+    decks, burn, cut policy and shipped paytable (KeyError for no such game). Here beside the
+    games, not in the station's config nor the paytables (tomllib, decimal), so a command
+    fills its options without importing either."""
+    game = GAMES[name]
+    return {
+        "decks": game.decks,
+        "burn": game.burn,
+        "cut_policy": game.cut_policy,
+        "paytable": GAME_PAYTABLES[name],
+    }

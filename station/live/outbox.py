@@ -132,7 +132,8 @@ class Outbox:
         the batch's rows)."""
         owed: list[OutboxEntry] = []
         for i, what, fields in signals:
-            owed.extend(self.webhooks.entries(self.body(what, rows[i], fields)))
+            if self.webhooks.wants(what):  # else no body is made: nobody is owed it
+                owed.extend(self.webhooks.entries(self.body(what, rows[i], fields)))
         return owed
 
     def take_delivered(self) -> list[tuple[str, str]]:

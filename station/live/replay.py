@@ -31,6 +31,14 @@ from station.core.words import EXPLANATIONS
 
 CHUNK = 256 * 1024
 
+#: A stream repeats its lines: a shoe's 416 cards are 52 codes read by one reader, a
+#: round's `close_bets` is the same line every round. A line seen before is looked up
+#: rather than decoded again (a dict lookup against orjson's parse: the stream of
+#: `benchmarks/bench_replay.py` decodes 1 line in 300). Bounded: the first lines of at
+#: most this many bytes are kept, at most this many.
+DECODED_LINES = 4096
+DECODED_LINE_BYTES = 160
+
 #: Called after each verdict with the event and its verdict, to add keys to the output.
 Extension = Callable[[Table, Any, dict[str, Any]], None]
 
@@ -46,6 +54,10 @@ def verdict_lines(
     loads, dumps, decode_error = orjson.loads, orjson.dumps, orjson.JSONDecodeError
     apply, bad_input_reason = table.apply, table.bad_input_reason
     bad = BAD_INPUT
+    # Lines already decoded, and their events (which nothing downstream changes: the
+    # table and the extensions only read them).
+    decoded: dict[bytes, Any] = {}
+    missing = object()
     pending = b""
     seq = 0
     for chunk in _ending_with_newline(chunks):
@@ -54,21 +66,27 @@ def verdict_lines(
         out: list[bytes] = []
         for line in lines:
             seq += 1
-            try:
-                event = loads(line)
-            except decode_error as exc:
-                if not line.strip():
-                    continue  # a blank line: skipped, but it keeps its line number
-                row: dict[str, Any] = table.apply(None)  # type: ignore[assignment]
-                row["seq"] = seq
-                row["reason"] = not_json_reason(exc, seq)
-                event = None
-            else:
-                row = apply(event)  # type: ignore[assignment]
-                row["seq"] = seq
-                # The one extra step for a valid event: the table's verdicts carry the constant.
-                if row["error"] is bad:
-                    row["reason"] = bad_input_reason(event) or EXPLANATIONS[bad]
+            event = decoded.get(line, missing)
+            if event is missing:
+                try:
+                    event = loads(line)
+                except decode_error as exc:
+                    if not line.strip():
+                        continue  # a blank line: skipped, but it keeps its line number
+                    row: dict[str, Any] = table.apply(None)  # type: ignore[assignment]
+                    row["seq"] = seq
+                    row["reason"] = not_json_reason(exc, seq)
+                    if extension is not None:
+                        extension(table, None, row)
+                    out.append(dumps(row))
+                    continue
+                if len(decoded) < DECODED_LINES and len(line) <= DECODED_LINE_BYTES:
+                    decoded[line] = event
+            row = apply(event)  # type: ignore[assignment]
+            row["seq"] = seq
+            # The one extra step for a valid event: the table's verdicts carry the constant.
+            if row["error"] is bad:
+                row["reason"] = bad_input_reason(event) or EXPLANATIONS[bad]
             if extension is not None:
                 extension(table, event, row)
             out.append(dumps(row))

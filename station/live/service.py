@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -110,7 +111,9 @@ class Station:
             key,
             checked=self.floor_check.checked if config.floor.enabled else None,
         )
-        self.fanout = FanOut(sent=self.publisher.committed)
+        #: Committed batches, counted, logged and checked once broadcast (`_broadcast`).
+        self._broadcasting: deque[Commit] = deque()
+        self.fanout = FanOut(sent=self._broadcast)
         #: Log lines and metrics of committed rows (`station.live.observe`).
         self.observer = Observer(
             config.table.id,
@@ -364,8 +367,7 @@ class Station:
         """A batch is on disk: tell everyone, in journal order, off the writer's path."""
         rows = commit.rows
         self.view.publish(commit.snapshot, commit.bridged)
-        if self.protection is not None:  # checked on its own thread
-            self.protection.committed(rows)
+        self._broadcasting.append(commit)  # observed and checked once broadcast
         # The journal's status is "writable": this batch was just committed (even while
         # `unavailable` still names the outage it ends).
         journal = {"writable": True, **self._alerts_field()}
@@ -373,7 +375,20 @@ class Station:
         self.outbox.queue(commit.owed)
         for _i, what, _fields in commit.signals:
             self.readers.to_shoe(what)
-        self.observer.committed(commit.items, rows, commit.changes, commit.done)
+
+    def _broadcast(self) -> None:
+        """A committed batch is in every listener's queue (or on its socket): now wake the
+        floor publisher, hand the batch to the protection checks (their thread) and count
+        and log it (`observer`). Not before: that is work a card's way to the dashboards
+        need not wait for, and the protection thread, once woken, takes the interpreter
+        from the event loop at its next turn, before the WebSocket send (issue 36)."""
+        self.publisher.committed()
+        if not self._broadcasting:
+            return
+        commit = self._broadcasting.popleft()  # one a call, in commit order (`FanOut`)
+        if self.protection is not None:
+            self.protection.committed(commit.rows)
+        self.observer.committed(commit.items, commit.rows, commit.changes, commit.done)
 
     def _unwritable(self) -> None:
         """The journal cannot be written: nothing is committed meanwhile, so every listener

@@ -261,6 +261,10 @@ class WebhookSender:
         """Whether the gate is closed."""
         return not self._open.is_set()
 
+    def wants(self, kind: str) -> bool:
+        """Whether an endpoint takes events of `kind` (none configured: none does)."""
+        return any(kind in e.events for e in self._endpoints)
+
     @property
     def keys(self) -> set[str]:
         """Every endpoint's key (`Endpoint.key`)."""

@@ -128,6 +128,8 @@ class Writer:
         self._status = status
         self._refused = refused
         self._fatal = fatal
+        #: A head anchor write is scheduled (`_anchor_later`).
+        self._anchor_due = False
         self._queue: asyncio.Queue[Queued] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
@@ -279,7 +281,9 @@ class Writer:
 
         delivered = self._outbox.take_delivered()
         try:  # durable when it returns (WAL, synchronous FULL), with the events it owes
-            rows = self.journal.append(pendings, outbox if signals else None, delivered)
+            rows = self.journal.append(
+                pendings, outbox if signals else None, delivered, anchor=False
+            )
         except BaseException:
             self._outbox.keep_delivered(delivered)  # deleted with a later commit
             raise
@@ -299,6 +303,21 @@ class Writer:
             if item.future is not None and not item.future.done():
                 item.future.set_result(row)
         self._committed(Commit(items, rows, snapshot, changes, signals, owed, bridged, done))
+        self._anchor_later()
+
+    def _anchor_later(self) -> None:
+        """Rewrite the journal's head anchor at the event loop's next turn: after the
+        fan-out, woken by `_committed`, has sent the batch (its encoding and signature are
+        off a card's way to the dashboards, issue 36); one write for the commits of a turn.
+        The anchor may lag the rows (a crash in between), never lead them."""
+        if not self._anchor_due:
+            self._anchor_due = True
+            asyncio.get_running_loop().call_soon(self._write_anchor)
+
+    def _write_anchor(self) -> None:
+        self._anchor_due = False
+        if self.journal is not None:
+            self.journal.write_anchor()
 
     # -- when the journal cannot be written ------------------------------------------------
 

@@ -269,3 +269,28 @@ def test_a_failed_commit_raises_its_own_error_and_changes_nothing(tmp_path: Path
     journal._db = db
     assert (journal.last_seq, journal.last_hash) == last
     assert journal.verify().ok
+
+
+def test_an_anchor_left_behind_is_written_by_write_anchor_or_close(tmp_path: Path) -> None:
+    """The live writer commits with `anchor=False` and rewrites the head anchor once the
+    batch is broadcast (`write_anchor`): between the two the anchor lags (never leads),
+    one write catches up any number of commits, and `close` writes one left behind."""
+    from station.live.journal import anchor as anchors
+
+    journal, table = write(tmp_path / "j.db")
+    head = journal.head_path
+    anchored = journal.last_seq
+    assert anchors.read(head).seq == anchored
+    for card in ("2S", "3S"):
+        event = {"type": "card", "card": card}
+        journal.append([Pending("api", "alice", event, table.apply(event))], anchor=False)
+    assert anchors.read(head).seq == anchored  # behind: the rows are committed
+    journal.write_anchor()
+    assert anchors.read(head).seq == journal.last_seq == anchored + 2
+    assert anchors.read(head).hash == journal.last_hash
+    event = {"type": "card", "card": "4S"}
+    journal.append([Pending("api", "alice", event, table.apply(event))], anchor=False)
+    journal.close()  # the anchor behind is written before the file is let go
+    assert anchors.read(head).seq == anchored + 3
+    journal.write_anchor()  # closed: nothing (the anchor's file is not opened again)
+    assert Journal(tmp_path / "j.db").verify().ok

@@ -63,7 +63,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from station.core.games import GAMES as GAME_RULES_BY_NAME
+from station.core.games import GAME_PAYTABLES as GAME_PAYTABLES
+from station.core.games import game_defaults as game_defaults
 
 #: The outcome keys of each rule (see the module docstring).
 RULE_KEYS: dict[str, tuple[str, ...]] = {
@@ -93,27 +94,6 @@ GAMES: tuple[str, ...] = ("punto_banco", "chemin_de_fer", "baccarat_banque")
 #: The rules of the cercle tables' banque results; every other rule reads the punto banco
 #: result shape, which chemin de fer's results have too.
 BANQUE_RULES: tuple[str, ...] = ("tableau", "a_cheval")
-#: The shipped paytable of each game: what a table pays when `[table] paytable` is left out.
-GAME_PAYTABLES: dict[str, str] = {
-    "punto_banco": "traditional",
-    "chemin_de_fer": "chemin_de_fer",
-    "baccarat_banque": "baccarat_banque",
-}
-
-
-def game_defaults(name: str) -> dict[str, int | str]:
-    """What `[table]` takes from the game `name` for each of its game keys left out: its
-    decks, burn, cut policy and shipped paytable (KeyError for no such game). Here in the
-    core, not in the station's config, so a command can fill its options without pydantic."""
-    game = GAME_RULES_BY_NAME[name]
-    return {
-        "decks": game.decks,
-        "burn": game.burn,
-        "cut_policy": game.cut_policy,
-        "paytable": GAME_PAYTABLES[name],
-    }
-
-
 #: The rules a paytable of each game may use.
 GAME_RULES: dict[str, tuple[str, ...]] = {
     "punto_banco": tuple(r for r in RULE_KEYS if r not in BANQUE_RULES),

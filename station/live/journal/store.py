@@ -5,7 +5,8 @@ Why SQLite in WAL mode with `synchronous=FULL`: a commit is on disk when `append
 so a verdict that was published (answered, broadcast, posted) can never be lost, even by
 a power cut; WAL lets readers (`/api/journal`, `station journal export`) read while the
 writer commits. After each commit the writer rewrites the head anchor (`<path>.head`: the
-journal, its epoch, the last seq and hash, signed: `anchor`) that `verify` checks the
+journal, its epoch, the last seq and hash, signed: `anchor`; the live writer at the event
+loop's next turn, once the batch is broadcast: `append(anchor=False)`) that `verify` checks the
 chain reaches and the next start checks the journal against (`integrity`). The webhook
 events a commit owes are sealed to their rows (`owed`). A station with a key signs
 every row it appends (one Ed25519 signature of the row's hash, which binds every row
@@ -115,6 +116,9 @@ class Journal:
         self.last_seq: int = last[0] if last else 0
         self.last_hash: str = last[1] if last else GENESIS
         self._head_fd: int | None = None
+        #: An `append(anchor=False)` left the head anchor behind the last row.
+        self._anchor_behind = False
+        self._closed = False
         #: The station's key, once `start` took it: every row appended is signed with it.
         self._key: SigningKey | None = None
         self._epoch: Epoch | None = None
@@ -135,6 +139,8 @@ class Journal:
             raise JournalUnavailable(self.unwritable(exc)) from exc
 
     def close(self) -> None:
+        self.write_anchor()
+        self._closed = True
         if self._head_fd is not None:
             os.close(self._head_fd)
             self._head_fd = None
@@ -343,10 +349,15 @@ class Journal:
         pending: list[Pending],
         outbox: Callable[[list[Row]], list[OutboxEntry]] | None = None,
         settled: Sequence[tuple[str, str]] = (),
+        *,
+        anchor: bool = True,
     ) -> list[Row]:
         """Commit rows in one transaction (durable when this returns), in order; with them
         the webhook events they cause (`outbox`, made from the rows) and the deletion of
-        those delivered since the last commit (`settled`: (endpoint, id) pairs)."""
+        those delivered since the last commit (`settled`: (endpoint, id) pairs).
+        `anchor=False`: the head anchor is left for `write_anchor` (the live writer calls it
+        once the rows are broadcast: the anchor may lag the rows, never lead them); `close`
+        writes it if it is still behind."""
         rows: list[Row] = []
         seq, prev = self.last_seq, self.last_hash
         key = self._key
@@ -379,8 +390,17 @@ class Journal:
             if settled:
                 db.executemany(SETTLE, settled)
         self.last_seq, self.last_hash = seq, prev
-        self._write_head(seq, prev)
+        if anchor:
+            self._write_head(seq, prev)
+        else:
+            self._anchor_behind = True
         return rows
+
+    def write_anchor(self) -> None:
+        """Bring the head anchor up to the last committed row if an `append(anchor=False)`
+        left it behind (one write for any number of such commits); else nothing."""
+        if self._anchor_behind and not self._closed:
+            self._write_head(self.last_seq, self.last_hash)
 
     def _open_head(self) -> None:
         if self._head_fd is None:
@@ -392,6 +412,7 @@ class Journal:
         after the commit, so it can lag the database (a crash in between) but never lead it;
         a failure to write it is only logged (the rows are committed: a lagging anchor is
         what `verify` allows, and the next commit writes it again)."""
+        self._anchor_behind = False
         try:
             self._open_head()
             assert self._head_fd is not None
