@@ -106,6 +106,8 @@ def test_commands_that_connect_to_nothing_need_no_broker_password(
         load(config)  # what connects still needs it: `station run` stops at once
     assert run_station("key", "init", "--config", str(config)).returncode == 0
     assert run_station("key", "show", "--config", str(config)).returncode == 0
+    monkeypatch.chdir(tmp_path)  # the default token file, var/tokens.toml, is the cwd's
+    (tmp_path / "var").mkdir(exist_ok=True)  # the state folder the service makes
     added = run_station(
         "token", "add", "--role", "viewer", "--name", "pit", "--config", str(config)
     )

@@ -178,7 +178,7 @@ def test_protect_plays_a_stream_at_its_own_table_or_refuses_another_game() -> No
     assert dealt.returncode == 0, dealt.stderr
     own = run_station("protect", stdin=dealt.stdout)
     named = run_station("protect", "--game", "baccarat_banque", stdin=dealt.stdout)
-    assert own.returncode == named.returncode == 0, own.stderr
+    assert own.returncode == named.returncode == 1, own.stderr  # an alert: exit 1
     assert [a["code"] for a in verdicts(own.stdout)] == ["WEAK_SHUFFLE"]
     assert own.stdout == named.stdout
     refused = run_station("protect", "--game", "punto_banco", stdin=dealt.stdout)

@@ -181,7 +181,7 @@ def test_station_protect_at_eight_decks_names_four_riffles() -> None:
     )
     assert dealt.returncode == 0, dealt.stderr
     found = run_station("protect", "--decks", "8", stdin=dealt.stdout)
-    assert found.returncode == 0, found.stderr
+    assert found.returncode == 1, found.stderr  # alerts found: exit 1
     alerts = [orjson.loads(line) for line in found.stdout.splitlines()]
     assert [a["code"] for a in alerts] == ["WEAK_SHUFFLE", "WEAK_SHUFFLE"]
     for alert in alerts:

@@ -429,7 +429,7 @@ def test_token_add_writes_where_the_station_reads(
     """`station token add --config sub/dir/station.toml` from another directory writes the
     token file next to the config, where the station (started anywhere) reads it."""
     config = tmp_path / "sub" / "dir" / "station.toml"
-    config.parent.mkdir(parents=True)
+    (config.parent / "state").mkdir(parents=True)  # the service's state folder, as it makes it
     config.write_text('[api]\ntoken_file = "state/tokens.toml"\n')
     monkeypatch.chdir(tmp_path)
     argv = ["token", "add", "--role", "dealer", "--name", "gs", "--config"]
