@@ -117,7 +117,21 @@ class AlertOut(BaseModel):
         "notice: held for good, no epoch), STALE_HEARTBEAT (a signed heartbeat sent again "
         "or too old: ignored)"
     )
-    message: str = Field(description="what happened and what the floor did")
+    message: str = Field(
+        description="what happened and what the floor did, in English (for logs and older "
+        "clients; a screen puts `code` and `params` into its own words)"
+    )
+    code: str | None = Field(
+        None,
+        description="what the message says, language-free (gap_row, chain, forged_unsigned, "
+        "held_full_pending, stale_behind, station_protection, ...: station.floor.said.CODES); "
+        "null: an alert of an archive older than codes, shown as its message",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the figures the code's words take (rows, hash prefixes, a key's "
+        "fingerprint, a table, a count; a protection alert's own fields)",
+    )
     raised: str = Field(description="when (UTC)")
     resolved: str | None = Field(
         description="when the missing rows came (gap) or a supervisor accepted the gap or "

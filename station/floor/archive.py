@@ -65,6 +65,7 @@ from station.floor.committed import Committed, Heads
 from station.floor.decisions import Decision, checked_reason
 from station.floor.keys import Checked, TableKey, read_keys, write_key
 from station.floor.reading import ArchiveReader
+from station.floor.said import Said
 from station.floor.schema import open_archive, read_tips, unlock, write_tips
 from station.floor.tip import Tip
 from station.shared.rows import GENESIS, now_ts
@@ -173,7 +174,11 @@ class Archive(ArchiveReader):
                 arrival.body,
                 received,
                 "malformed",
-                f"a message that is not a journal row ({exc}); it is held, not archived",
+                Said(
+                    "malformed",
+                    f"a message that is not a journal row ({exc}); it is held, not archived",
+                    {"detail": str(exc)},
+                ),
             )
             return
         table, seq, body = row.table, row.seq, arrival.body
@@ -191,8 +196,12 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "altered",
-                f"row {seq}: its hash does not match its contents (changed on the way or "
-                "in the journal); it is held, not archived",
+                Said(
+                    "altered",
+                    f"row {seq}: its hash does not match its contents (changed on the way or "
+                    "in the journal); it is held, not archived",
+                    {"seq": seq},
+                ),
             )
             return
         checked = self._check(row)
@@ -206,7 +215,9 @@ class Archive(ArchiveReader):
         branch = epochs.follows(self._db, row)  # a later row of a held branch
         if branch is not None:
             kind = EPOCH if branch == "epoch" else ROLLBACK
-            self._held(done, table, seq, row.hash, branch, body, received, kind, "", signer=signer)
+            self._held(
+                done, table, seq, row.hash, branch, body, received, kind, None, signer=signer
+            )
             return
         if seq > head_seq + 1:
             words = gap_words(head_seq, seq)
@@ -224,9 +235,18 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "chain",
-                f"row {seq} does not link to row {head_seq} (its prev_hash "
-                f"{row.prev_hash[:12]}… is not {head_hash[:12]}…): the chain is broken; "
-                "the row and every later one are held, not archived",
+                Said(
+                    "chain",
+                    f"row {seq} does not link to row {head_seq} (its prev_hash "
+                    f"{row.prev_hash[:12]}… is not {head_hash[:12]}…): the chain is broken; "
+                    "the row and every later one are held, not archived",
+                    {
+                        "seq": seq,
+                        "head": head_seq,
+                        "prev": row.prev_hash[:12],
+                        "expected": head_hash[:12],
+                    },
+                ),
                 signer=signer,
             )
             return
@@ -258,7 +278,7 @@ class Archive(ArchiveReader):
             if branch is not None:  # a later row of a branch held already (alerted)
                 kind = EPOCH if branch == "epoch" else ROLLBACK
                 self._held(
-                    done, table, seq, row.hash, branch, body, received, kind, "", signer=signer
+                    done, table, seq, row.hash, branch, body, received, kind, None, signer=signer
                 )
                 return
         late = None if have is not None else supervision.accepted_gap(db, table, seq)
@@ -277,9 +297,7 @@ class Archive(ArchiveReader):
             body,
             received,
             "conflict",
-            f"row {seq} arrived again with other contents (hash {row.hash[:12]}…, the "
-            f"archive has {have[:12] if have else 'none'}…): the table's journal "
-            "was changed or replaced; the new row is held, not archived",
+            _conflict_words(seq, row.hash, have),
             signer=signer,
         )
 
@@ -349,7 +367,7 @@ class Archive(ArchiveReader):
         self, row: FloorRow, body: bytes, received: str, done: Committed, checked: Checked
     ) -> None:
         """A row its station did not sign: held, counted, alerted (once while open)."""
-        words = checked.words or f"row {row.seq} is not signed by the table's key"
+        words = checked.words or _unsigned(row.seq)
         self._held(done, row.table, row.seq, row.hash, "forged", body, received, FORGED_ROW, words)
 
     def _pending(
@@ -358,7 +376,7 @@ class Archive(ArchiveReader):
         """A signed row of a table whose key waits for a supervisor (first use)."""
         if checked.key is not None and row.table not in self._keys_now:
             self._set_key(checked.key)
-        words = checked.words or "the table's key waits for a supervisor"
+        words = checked.words or Said("key_waits", "the table's key waits for a supervisor")
         signer = self._signer(row, checked)
         self._held(
             done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words, signer=signer
@@ -416,7 +434,7 @@ class Archive(ArchiveReader):
         body: bytes,
         received: str,
         kind: str,
-        message: str,
+        message: Said | None,
         every: bool = False,
         *,
         signer: int = holding.UNSIGNED,
@@ -445,9 +463,9 @@ class Archive(ArchiveReader):
         )
         if cur.rowcount == 1:
             done.held += 1
-            if message and every:
+            if message is not None and every:
                 done.alerted(raise_alert(self._db, table, seq, kind, message, received))
-            elif message:  # none: a row held behind one already alerted
+            elif message is not None:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
     def _dropped(self, table: str, signer: int, received: str, done: Committed) -> None:
@@ -474,9 +492,11 @@ class Archive(ArchiveReader):
             held_id, row = (linked or candidates)[0]
             if row.prev_hash != head_hash:
                 self._db.execute("UPDATE held SET reason = 'chain' WHERE id = ?", (held_id,))
-                words = (
+                words = Said(
+                    "chain_after_gap",
                     f"row {row.seq} (held after a gap) does not link to row {head_seq}: the "
-                    "chain is broken; it stays held"
+                    "chain is broken; it stays held",
+                    {"seq": row.seq, "head": head_seq},
                 )
                 done.alerted(raise_once(self._db, table, row.seq, "chain", words, received))
                 break
@@ -488,7 +508,7 @@ class Archive(ArchiveReader):
                     "UPDATE held SET reason = ?, signer = ? WHERE id = ?",
                     (reason, holding.UNSIGNED, held_id),
                 )
-                words = checked.words or f"row {row.seq} is not signed by the table's key"
+                words = checked.words or _unsigned(row.seq)
                 done.alerted(raise_once(self._db, table, row.seq, kind, words, received))
                 break
             self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
@@ -622,7 +642,7 @@ class Archive(ArchiveReader):
 
         return self._transaction(work)
 
-    def forged_message(self, table: str, words: str, kind: str = FORGED_MESSAGE) -> Committed:
+    def forged_message(self, table: str, words: Said, kind: str = FORGED_MESSAGE) -> Committed:
         """A heartbeat or an alert in the table's name that its station did not sign
         (FORGED_MESSAGE), or a signed heartbeat sent again (STALE_HEARTBEAT): alerted,
         once while the alert is open."""
@@ -713,3 +733,20 @@ class Archive(ArchiveReader):
         assert done.decision is not None
         log.warning("floor decision: table %s: %s", done.decision.table, done.decision.words())
         return done
+
+
+def _unsigned(seq: int) -> Said:
+    """A row's words when the key check gave none: its table's key did not sign it."""
+    return Said("forged_row", f"row {seq} is not signed by the table's key", {"seq": seq})
+
+
+def _conflict_words(seq: int, digest: str, have: str | None) -> Said:
+    """Row `seq` again with other contents (`digest`) than the archived one (`have`)."""
+    message = (
+        f"row {seq} arrived again with other contents (hash {digest[:12]}…, the "
+        f"archive has {have[:12] if have else 'none'}…): the table's journal "
+        "was changed or replaced; the new row is held, not archived"
+    )
+    if have is None:
+        return Said("conflict_unarchived", message, {"seq": seq, "hash": digest[:12]})
+    return Said("conflict", message, {"seq": seq, "hash": digest[:12], "have": have[:12]})

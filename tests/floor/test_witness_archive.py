@@ -23,6 +23,7 @@ from station.floor.board import Board
 from station.floor.config import FloorServiceConfig, FloorTableConfig
 from station.floor.decisions import DecisionRefused
 from station.floor.epochs import RESTORED as FLOOR_RESTORED
+from station.floor.said import Said
 from station.live.journal import restore
 from station.live.journal.epoch import RESTORED
 from station.shared.keychain import Endorsement, named
@@ -204,7 +205,7 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
     key = SigningKey.generate()
     now = [100.0]
     board = Board(config(key), clock=lambda: now[0])
-    forged_alerts: list[tuple[str, str]] = []
+    forged_alerts: list[tuple[str, Said]] = []
     board.witness.on_forged = lambda table, words, kind: forged_alerts.append((table, words))
     with Archive(tmp_path / "floor.db") as archive:
         board.load(archive)
@@ -219,7 +220,7 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
     seen = board.table(T)
     assert not seen["online"] and seen["station_seq"] is None and seen["journal_down"] is None
     assert seen["forged_messages"] == 2 and seen["dashboard"] is None
-    assert len(forged_alerts) == 1 and "unsigned" in forged_alerts[0][1]  # one a minute
+    assert len(forged_alerts) == 1 and "unsigned" in forged_alerts[0][1].message  # one a minute
     assert board.heartbeat(Heartbeat.decode(beat.signed(key).encode()), "http://t1.pit/")
     seen = board.table(T)
     assert seen["online"] and seen["station_seq"] == 7 and seen["dashboard"] == "http://t1.pit/"
