@@ -29,6 +29,8 @@ from station.floor.alerts import (
     STALE_HEARTBEAT,
 )
 from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION, SET
+from station.floor.said import CODES as SAID_CODES
+from station.floor.said import PROTECTION_CODES
 from station.shared.catalogue import CATALOGUE_DIR, LANGUAGES, catalogue
 from station.shared.config import ROLES
 from tests.test_display_words import asked_for as display_asks
@@ -64,6 +66,7 @@ NAMESPACES = (
     "alert",
     "advice",
     "kind",
+    "said",
 )
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
@@ -137,6 +140,7 @@ def built() -> set[str]:
             )
         ),
         *(f"integrity.{code}" for code in INTEGRITY),
+        *(f"said.{code}" for code in (*SAID_CODES, *PROTECTION_CODES)),  # floor.js messageWords
     }
 
 
@@ -225,3 +229,17 @@ def test_every_integrity_alert_the_station_raises_has_words() -> None:
     for source in (ROOT / "station" / "live").rglob("*.py"):
         raised |= set(re.findall(r'alert\(\s*"([A-Z_]+)"', source.read_text()))
     assert raised == set(INTEGRITY)
+
+
+def test_every_floor_alert_code_has_words_that_take_its_figures() -> None:
+    """The floor view says an alert from its code and figures (`station.floor.said`): each
+    code's words in every language, with a placeholder for each figure the floor sends and
+    none it does not (a figure renamed on one side fails here, not as an empty gap in a
+    French supervisor's sentence)."""
+    for language in LANGUAGES:
+        table = catalogue(language)
+        for code, figures in SAID_CODES.items():
+            assert set(re.findall(r"\{(\w+)\}", table[f"said.{code}"])) == set(figures), (
+                language,
+                code,
+            )

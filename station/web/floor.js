@@ -7,7 +7,7 @@
 import { ApiError, api, token } from "./api.js";
 import { $, fill, h } from "./dom.js";
 import { acceptedLines, alertLine, maySupervise, setUpDecisions, tableButtons } from "./floor-decide.js";
-import { clock, expectingWords, explain, gameTitle, handWord, moment, roleWords, winnerName } from "./format.js";
+import { alertSentence, clock, expectingWords, explain, gameTitle, handWord, moment, roleWords, winnerName } from "./format.js";
 import { chosenLanguage, count, list, mountLanguageSwitch, num, t, useLanguage } from "./i18n.js";
 
 const POLL_MS = 2000;
@@ -122,19 +122,29 @@ function waitingWords(table) {
     : table.expecting;
 }
 
-/** An alert's message in the page's words where the floor service's has a known shape (a
- * gap, a broken chain: their rows are the figures); any other stays as the service wrote
- * it (its own record of what it found). */
+/** An alert's figures as the page writes them: numbers the locale's way, a time as a
+ * moment, anything else (a hash's prefix, a key's fingerprint, a table's id) as sent. */
+function figures(params) {
+  return Object.fromEntries(Object.entries(params).map(([name, v]) =>
+    [name, typeof v === "number" ? num(v) : name === "at" ? moment(v) : String(v ?? "–")]));
+}
+
+/** An alert's words in the page's language, from its code and figures (the floor
+ * service's `said` codes; a protection alert's sentence from its own fields, as the
+ * dashboard says it); its message as the service wrote it only for a code this page does
+ * not know (an archive older than codes, a newer floor service). */
 export function messageWords(a) {
-  const gap = /^row (\d+) arrived but the archive ends at row (\d+):/.exec(a.message);
-  if (a.kind === "gap" && gap) {
-    const [seq, head] = [Number(gap[1]), Number(gap[2])];
-    const rows = t(seq === head + 2 ? "floor.row" : "floor.rows", { from: head + 1, to: seq - 1 });
-    return t("floor.gap_message", { seq, head, rows });
+  const p = a.params || {};
+  const own = { ...p, message: a.message };
+  if (a.code === "station_protection") {
+    return t("said.station_protection", { shoe: num(p.shoe_seq), words: alertSentence(own), advice: t(`advice.${p.alert}`) });
   }
-  const chain = /^row (\d+) (?:\(held after a gap\) )?does not link to row (\d+)/.exec(a.message);
-  if (a.kind === "chain" && chain) return t("floor.chain_message", { seq: chain[1], head: chain[2] });
-  return a.message;
+  if (a.code === "floor_protection") {
+    return t("said.floor_protection", { table: p.table, shoe: num(p.shoe_seq), seq: num(p.seq), words: alertSentence(own), k: num(p.floor_k) });
+  }
+  const key = `said.${a.code}`;
+  const words = a.code ? t(key, figures(p)) : key;
+  return words === key ? a.message : words;
 }
 
 /** The floor service's link to its broker in words: its state, and the broker's or the
