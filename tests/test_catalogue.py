@@ -137,6 +137,10 @@ def built() -> set[str]:
                 ROLLBACK,
                 STALE_HEARTBEAT,
                 HELD_FULL,
+                "malformed",
+                "altered",
+                "conflict",
+                "late",
             )
         ),
         *(f"integrity.{code}" for code in INTEGRITY),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from datetime import UTC, datetime
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,33 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from station.floor.alerts import (
+    EPOCH,
+    FORGED_MESSAGE,
+    FORGED_ROW,
+    HELD_FULL,
+    NEW_KEY,
+    ROLLBACK,
+    STALE_HEARTBEAT,
+)
+from station.floor.archive import Archive
+from station.floor.said import CODES as SAID_CODES
+from station.floor.said import Said
 from station.live.display_config import DashboardConfig
 from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
-from tests.floor.floorkit import RunningFloor
+from tests.floor.floorkit import (
+    RunningFloor,
+    floor_config,
+    heartbeat,
+    make_journal,
+    publish_rows,
+    serve_floor,
+    wait_for,
+)
+from tests.floor.floorkit import shoe_events as floor_events
+from tests.floor.kit import FloorBroker
 from tests.protection.test_live import config_for
 from tests.protection.test_live import deal as protection_deal
 from tests.protection.test_watch import shoes_events
@@ -272,6 +295,99 @@ def test_the_floor_shows_no_word_outside_the_catalogue(
     left = foreign(look(page)["texts"], also=(r"127\.0\.0\.1:\d+", r"nats://\S+"))
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
     page.context.close()
+
+
+#: Each alert code's kind (what the floor view names it by) for the floor of every alert.
+KIND_OF = {
+    "malformed": "malformed",
+    "altered": "altered",
+    "gap_row": "gap",
+    "gap_rows": "gap",
+    "chain": "chain",
+    "chain_after_gap": "chain",
+    "conflict": "conflict",
+    "conflict_unarchived": "conflict",
+    "late": "late",
+    "epoch_restored": EPOCH,
+    "epoch_discontinuity": EPOCH,
+    "rollback": ROLLBACK,
+    "rollback_beat": ROLLBACK,
+    "key_waits": NEW_KEY,
+    "key_unknown": NEW_KEY,
+    "key_named": NEW_KEY,
+    "held_full_pending": HELD_FULL,
+    "held_full_unsigned": HELD_FULL,
+    "protection_off": "protection",
+}
+
+
+def figures_of(code: str) -> dict[str, Any]:
+    """Figures of the kind the floor sends for `code`: rows and counts as numbers, a
+    decision's time as a time (today's: written as a clock), anything else a data-like
+    word (an id, a hash's prefix)."""
+    return {
+        name: datetime.now(UTC).isoformat() if name == "at" else "ABC_1" if name in TEXTS else 7
+        for name in SAID_CODES[code]
+    }
+
+
+TEXTS = {"detail", "hash", "have", "prev", "expected", "fp", "named", "by", "table", "ts"}
+TEXTS |= {"last", "error"}
+
+
+@pytest.fixture
+def every_alert(
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[RunningFloor]:
+    """The floor of tests/browser/test_floor.py (a suspended table, a table with a real
+    gap, one never heard from) whose archive also holds an alert of every code the floor
+    service can raise, each raised as the service raises it (`raise_once`, in the
+    archive's transaction) for a table of its own."""
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("table-1", "table-2"))
+    with Archive(config.archive.path) as archive:
+        for i, code in enumerate(SAID_CODES):
+            kind = KIND_OF.get(code, FORGED_MESSAGE if "alert" in code else FORGED_ROW)
+            kind = STALE_HEARTBEAT if code.startswith("stale_") else kind
+            said = Said(code, f"the English words of {code}", figures_of(code))
+            assert archive.forged_message(f"table-{i + 3}", said, kind).raised
+    events = floor_events(seed=1, decks=1)
+    dealing = make_journal(tmp_path / "t2.db", "table-2", events[:30])
+    with serve_floor(config, tokens) as served:
+        publish_rows(floor, "table-2", dealing[:20] + dealing[21:])  # row 21 lost: a gap
+        wait_for(lambda: served.table("table-2")["held"] == len(dealing) - 21, "the rows")
+        heartbeat(floor, "table-2", len(dealing))
+        wait_for(lambda: served.table("table-2")["online"], "the heartbeat")
+        yield served
+
+
+@pytest.mark.floor
+def test_every_floor_alert_is_said_in_the_catalogues_words(
+    browser: Browser, every_alert: RunningFloor
+) -> None:
+    """Every alert code's words come from the catalogue (its figures are data), not from
+    the service's English message; in French and traditional Chinese the ROLLBACK, the
+    STALE_HEARTBEAT and the HELD_FULL read as the catalogue says them."""
+    alerts = httpx.get(f"{every_alert.url}/api/floor/alerts", headers=every_alert.headers("viewer"))
+    codes = {a["code"] for a in alerts.json()["alerts"]}
+    assert set(SAID_CODES) <= codes | {"gap_row", "gap_rows"} and codes & {"gap_row", "gap_rows"}
+    page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
+    expect(page.locator("#alerts li")).to_have_count(len(SAID_CODES) + 1)
+    texts = look(page)["texts"]
+    assert not [t for t in texts if "English words" in t["text"]]
+    left = foreign(texts, also=(r"127\.0\.0\.1:\d+", r"nats://\S+", r"ABC_1"))
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+    for lang in ("fr", "zh-Hant"):
+        page = floor_page(browser, every_alert, lang, STAFF_SIZES["desktop"])
+        table = words()[lang]
+        for code in ("rollback", "stale_behind", "held_full_unsigned", "forged_unsigned"):
+            said = table[f"said.{code}"].split("{")[0]  # the words before the first figure
+            expect(page.locator("#alerts")).to_contain_text(said)
+        no_overflow(page, f"floor {lang} every alert")
+        shot(page, f"floor-{lang}-alerts")
+        page.context.close()
 
 
 @pytest.mark.floor
