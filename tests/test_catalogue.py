@@ -144,6 +144,10 @@ def built() -> set[str]:
             )
         ),
         *(f"integrity.{code}" for code in INTEGRITY),
+        # banner.js integritySentence: the alert's whole sentence (WEBHOOKS_WITHHELD: whether
+        # the station went on in a new epoch or holds its webhooks)
+        *(f"integrity.said.{code}" for code in INTEGRITY if code != "WEBHOOKS_WITHHELD"),
+        *(f"integrity.said.WEBHOOKS_WITHHELD_{then}" for then in ("held", "renewed")),
         *(f"said.{code}" for code in (*SAID_CODES, *PROTECTION_CODES)),  # floor.js messageWords
     }
 
