@@ -12,11 +12,12 @@ they change, then committed)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,49 @@ def test_the_dashboard_shows_no_word_outside_the_catalogue(
     notices = [t["text"] for t in look(page)["texts"] if t["text"].startswith("⟦notice: ⟧")]
     left = [t for t in foreign(look(page)["texts"]) if t["text"] not in notices]
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+
+
+def raise_integrity_alerts(live: Running) -> None:
+    """The station's three integrity alerts, raised on its own loop as its checks raise
+    them: a discontinuity found at start (its words made by the station), forged outbox
+    entries and webhooks withheld after the floor's rows (figures as they send them)."""
+    station, loop = live.station, live.station.loop
+    assert loop is not None
+
+    async def alerts() -> None:
+        station._discontinuity_alert("ABC_1 ABC_2", 12)
+        station.alert(
+            "OUTBOX_FORGED", "English words", {"count": 2, "first": "ABC_1", "detail": "ABC_2"}
+        )
+        figures = {"detail": "ABC_1", "count": 3, "after": 9, "epoch": 1, "variant": "held"}
+        station.alert("WEBHOOKS_WITHHELD", "English words", figures)
+
+    asyncio.run_coroutine_threadsafe(alerts(), loop).result(10)
+
+
+def test_the_dashboards_integrity_alerts_are_said_in_the_catalogues_words(
+    browser: Browser, suspended: Running
+) -> None:
+    """The banner says each integrity alert as a whole sentence from the catalogue (what
+    the station found, its `detail`, is its own record: data here); in traditional Chinese
+    the discontinuity reads as the catalogue says it."""
+    raise_integrity_alerts(suspended)
+    page = dashboard(browser, suspended, "qps", STAFF_SIZES["desktop"])
+    items = page.locator("#integrity-alerts li")
+    expect(items).to_have_count(3)
+    texts = [t for t in look(page)["texts"] if t["where"] == "LI" and "⟦" in t["text"]]
+    said = [t for t in texts if "station journal" in t["text"]]
+    assert len(said) >= 2 and not [t for t in texts if "English words" in t["text"]]
+    left = foreign(said + [t for t in texts if "ABC_" in t["text"]], also=(r"ABC_\d",))
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+    page = dashboard(browser, suspended, "zh-Hant", STAFF_SIZES["desktop"])
+    sentence = words()["zh-Hant"]["integrity.said.JOURNAL_DISCONTINUITY"].split("{")[0]
+    expect(page.locator("#integrity-alerts")).to_contain_text(sentence)
+    expect(page.locator("#integrity-alerts")).to_contain_text("第 12 行")
+    no_overflow(page, "dashboard zh-Hant integrity alerts")
+    shot(page, "dashboard-zh-Hant-integrity")
     page.context.close()
 
 
