@@ -217,7 +217,16 @@ class FloorTable(BaseModel):
     alerts: list[AlertOut] = Field(description="the table's open alerts")
     problem: str | None = Field(
         description="why the floor cannot show the table's state, or why it may be off "
-        "(rows accepted as missing, until the next shoe)"
+        "(rows accepted as missing, until the next shoe), in English"
+    )
+    problem_code: str | None = Field(
+        None,
+        description="the problem, language-free (problem_rules, problem_settings, "
+        "unsure_row, unsure_rows, unsure_chain, unsure_epoch), which a screen says in its "
+        "own words; null: no problem",
+    )
+    problem_params: dict[str, Any] = Field(
+        default_factory=dict, description="the figures the problem's words take"
     )
     state_known: bool = Field(
         description="false after rows accepted as missing (or a new chain): game, shoe and "

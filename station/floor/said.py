@@ -52,6 +52,13 @@ CODES: dict[str, tuple[str, ...]] = {
     "stale_behind": ("table", "ts", "age", "window", "count"),
     "stale_ahead": ("table", "ts", "age", "skew", "count"),
     "protection_off": ("error",),
+    # Why the floor cannot show a table's state (its line's `problem`), not alerts:
+    "problem_rules": ("seq",),
+    "problem_settings": ("detail",),
+    "unsure_epoch": ("seq",),
+    "unsure_row": ("missing",),
+    "unsure_rows": ("from", "to"),
+    "unsure_chain": ("seq",),
 }
 #: Codes whose figures are a game-protection alert's own (the notice's fields: its code,
 #: shoe, run, earlier shoe...), put into words by the screens' `alertSentence`.

@@ -211,7 +211,7 @@ function tableCard(t) {
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: tr("floor.waiting_for", { words: waitingWords(t) }) }) : null,
     h("ol", { class: "beads", "aria-label": tr("dash.last_results") }, ...t.results.map((r) => bead(r, t.game))),
     banque && t.results.length ? h("p", { class: "legend", text: tr("floor.banque_legend") }) : null,
-    t.problem ? h("p", { class: "problem", text: t.problem }) : null,
+    t.problem ? h("p", { class: "problem", text: messageWords({ code: t.problem_code, params: t.problem_params, message: t.problem }) }) : null,
     t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: messageWords(a) })))) : null,
     acceptedLines(t),
     maySupervise(me) ? tableButtons(t, poll) : null,

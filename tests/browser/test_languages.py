@@ -432,6 +432,20 @@ def test_every_floor_alert_is_said_in_the_catalogues_words(
         no_overflow(page, f"floor {lang} every alert")
         shot(page, f"floor-{lang}-alerts")
         page.context.close()
+    # The gap accepted: the table's line says why its state is not known, from the catalogue.
+    accepted = httpx.post(
+        f"{every_alert.url}/api/floor/tables/table-2/accept-gap",
+        json={"from_seq": 21, "to_seq": 21, "reason": "lost with the broker's disk"},
+        headers=every_alert.headers("supervisor"),
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert every_alert.table("table-2")["problem_code"] == "unsure_row"
+    page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
+    problem = page.locator("[data-table=table-2] .problem")
+    expect(problem).to_contain_text("⟦ accepted as missing")
+    texts = [t for t in look(page)["texts"] if t["where"] == "problem"]
+    assert len(texts) == 1 and foreign(texts) == [], texts
+    page.context.close()
 
 
 @pytest.mark.floor

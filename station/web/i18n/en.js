@@ -581,5 +581,11 @@ export default {
   "said.stale_ahead": "a heartbeat of table {table}, signed by its key, refused: its time {ts} is {age} s ahead of the floor’s clock (at most {skew} s): the station’s clock is ahead (check its NTP time); ignored, nothing it says is shown ({count} such heartbeats since the floor service started)",
   "said.protection_off": "the floor-wide game-protection check is off: {error}",
   "said.station_protection": "the station says (shoe at row {shoe}): {words}; {advice}",
-  "said.floor_protection": "floor check: table {table}, shoe at row {shoe}, row {seq}: {words} (k = {k} over the floor’s shoes); stop dealing from this shoe, keep its cards and call surveillance"
+  "said.floor_protection": "floor check: table {table}, shoe at row {shoe}, row {seq}: {words} (k = {k} over the floor’s shoes); stop dealing from this shoe, keep its cards and call surveillance",
+  "said.problem_rules": "row {seq}: the floor’s rules decide otherwise than the station did: the station and the floor service run different versions (the rows are archived as the station sent them); upgrade the older one",
+  "said.problem_settings": "this station’s table settings are not known here ({detail}): its rows are archived, but the floor cannot show its state; upgrade the floor service",
+  "said.unsure_epoch": "a new epoch accepted from row {seq} (a restored journal): the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
+  "said.unsure_row": "row {missing} accepted as missing: the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
+  "said.unsure_rows": "rows {from}–{to} accepted as missing: the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
+  "said.unsure_chain": "a new chain accepted from row {seq}: the table’s state is not known without the rows before it; it shows again from the table’s next shoe"
 };

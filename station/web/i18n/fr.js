@@ -581,5 +581,11 @@ export default {
   "said.stale_ahead": "un signal de vie de la table {table}, signé par sa clé, refusé : son heure {ts} avance de {age} s sur l’horloge de la salle (au plus {skew} s) : l’horloge de la station avance (vérifiez son heure NTP) ; ignoré, rien de ce qu’il dit n’est affiché ({count} signaux de ce genre depuis le démarrage du service de la salle)",
   "said.protection_off": "le contrôle de protection du jeu de toute la salle est arrêté : {error}",
   "said.station_protection": "la station signale (sabot à la ligne {shoe}) : {words} ; {advice}",
-  "said.floor_protection": "contrôle de la salle : table {table}, sabot à la ligne {shoe}, ligne {seq} : {words} (k = {k} sur les sabots de la salle) ; arrêtez de donner depuis ce sabot, gardez ses cartes et appelez la surveillance"
+  "said.floor_protection": "contrôle de la salle : table {table}, sabot à la ligne {shoe}, ligne {seq} : {words} (k = {k} sur les sabots de la salle) ; arrêtez de donner depuis ce sabot, gardez ses cartes et appelez la surveillance",
+  "said.problem_rules": "ligne {seq} : les règles de la salle décident autrement que la station : la station et le service de la salle ne sont pas de la même version (les lignes sont archivées telles que la station les a envoyées) ; mettez à jour la plus ancienne",
+  "said.problem_settings": "les réglages de table de cette station ne sont pas connus ici ({detail}) : ses lignes sont archivées, mais la salle ne peut pas montrer son état ; mettez à jour le service de la salle",
+  "said.unsure_epoch": "une nouvelle époque acceptée depuis la ligne {seq} (un journal restauré) : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
+  "said.unsure_row": "ligne {missing} acceptée comme manquante : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
+  "said.unsure_rows": "lignes {from} à {to} acceptées comme manquantes : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
+  "said.unsure_chain": "une nouvelle chaîne acceptée depuis la ligne {seq} : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table"
 };

@@ -581,5 +581,11 @@ export default {
   "said.stale_ahead": "{table} 号台一个由其密钥签署的心跳被拒：其时间 {ts} 比楼面时钟快 {age} 秒（最多 {skew} 秒）：工作站的时钟快了（请检查其 NTP 时间）；已忽略，其内容一概不显示（楼面服务启动以来共 {count} 个）",
   "said.protection_off": "全楼面的游戏保护检查已停止：{error}",
   "said.station_protection": "工作站报告（牌靴于第 {shoe} 行）：{words}；{advice}",
-  "said.floor_protection": "楼面检查：{table} 号台，牌靴于第 {shoe} 行，第 {seq} 行：{words}（全楼面牌靴计 k = {k}）；停止以此牌靴派牌，保留其牌并通知监控部"
+  "said.floor_protection": "楼面检查：{table} 号台，牌靴于第 {shoe} 行，第 {seq} 行：{words}（全楼面牌靴计 k = {k}）；停止以此牌靴派牌，保留其牌并通知监控部",
+  "said.problem_rules": "第 {seq} 行：楼面规则的判定与工作站不同：工作站与楼面服务的版本不一（各行按工作站送出的内容归档）；请升级较旧的一方",
+  "said.problem_settings": "此工作站的台面设置在此未能识别（{detail}）：其行已归档，但楼面无法显示其状态；请升级楼面服务",
+  "said.unsure_epoch": "由第 {seq} 行起已接受新的一期（日志已还原）：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
+  "said.unsure_row": "第 {missing} 行已接受为遗失：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
+  "said.unsure_rows": "第 {from}–{to} 行已接受为遗失：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
+  "said.unsure_chain": "由第 {seq} 行起已接受新链：没有之前的行，此台的状态未能得知；由此台下一靴起再显示"
 };

@@ -581,5 +581,11 @@ export default {
   "said.stale_ahead": "{table} 號枱一個由其密鑰簽署的心跳被拒：其時間 {ts} 比樓面時鐘快 {age} 秒（最多 {skew} 秒）：工作站的時鐘快了（請檢查其 NTP 時間）；已忽略，其內容一概不顯示（樓面服務啟動以來共 {count} 個）",
   "said.protection_off": "全樓面的遊戲保護檢查已停止：{error}",
   "said.station_protection": "工作站報告（牌靴於第 {shoe} 行）：{words}；{advice}",
-  "said.floor_protection": "樓面檢查：{table} 號枱，牌靴於第 {shoe} 行，第 {seq} 行：{words}（全樓面牌靴計 k = {k}）；停止以此牌靴派牌，保留其牌並通知監控部"
+  "said.floor_protection": "樓面檢查：{table} 號枱，牌靴於第 {shoe} 行，第 {seq} 行：{words}（全樓面牌靴計 k = {k}）；停止以此牌靴派牌，保留其牌並通知監控部",
+  "said.problem_rules": "第 {seq} 行：樓面規則的判定與工作站不同：工作站與樓面服務的版本不一（各行按工作站送出的內容歸檔）；請升級較舊的一方",
+  "said.problem_settings": "此工作站的枱面設定在此未能識別（{detail}）：其行已歸檔，但樓面無法顯示其狀態；請升級樓面服務",
+  "said.unsure_epoch": "由第 {seq} 行起已接受新的一期（日誌已還原）：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
+  "said.unsure_row": "第 {missing} 行已接受為遺失：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
+  "said.unsure_rows": "第 {from}–{to} 行已接受為遺失：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
+  "said.unsure_chain": "由第 {seq} 行起已接受新鏈：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示"
 };
