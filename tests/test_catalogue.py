@@ -71,6 +71,9 @@ NAMESPACES = (
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
 ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION, SET)
+#: What a station tells the floor (`Alert.code`, the publisher's), and the conflicts the
+#: floor makes from ignored heartbeats (`Refused.code`).
+STATION_ALERTS = ("foreign", "discontinuity", "conflict", "conflict_publisher", "conflict_journal")
 #: The station's own integrity alerts (`/api/state` `journal.alerts`: the dashboard's banner).
 INTEGRITY = ("JOURNAL_DISCONTINUITY", "OUTBOX_FORGED", "WEBHOOKS_WITHHELD")
 
@@ -149,6 +152,7 @@ def built() -> set[str]:
         *(f"integrity.said.{code}" for code in INTEGRITY if code != "WEBHOOKS_WITHHELD"),
         *(f"integrity.said.WEBHOOKS_WITHHELD_{then}" for then in ("held", "renewed")),
         *(f"said.{code}" for code in (*SAID_CODES, *PROTECTION_CODES)),  # floor.js messageWords
+        *(f"floor.station_said.{code}" for code in STATION_ALERTS),  # floor.js stationSaid
     }
 
 

@@ -146,8 +146,16 @@ class AlertOut(BaseModel):
 
 
 class StationAlertOut(BaseModel):
-    code: str = Field(description="what happened, e.g. conflict")
-    message: str
+    code: str = Field(description="what happened: foreign, discontinuity or conflict")
+    message: str = Field(description="the station's words, in English (logs, older clients)")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the figures a screen says it with in its own words (by code): the "
+        "station's `detail` (its record of what it found), foreign's `stream_seq` and "
+        "`after`; a conflict the floor made from ignored heartbeats: `why` (publisher: its "
+        "publisher is refused; journal: its journal is not the archived one); none from an "
+        "older station",
+    )
     ts: str = Field(description="when, by the station's clock (UTC)")
     heartbeats_ignored: int = Field(
         description="conflict: the heartbeats of another journal's station ignored for the "

@@ -90,6 +90,9 @@ class Refused:
     why: str
     heartbeat: Heartbeat
     count: int = 0
+    #: Why, language-free: "publisher" (its publisher is refused) or "journal" (its
+    #: journal is not the archived one).
+    code: str = "journal"
 
 
 class TableView:
@@ -257,11 +260,14 @@ def _problem(said: Said | None) -> dict[str, Any]:
     return {"problem": said.message, "problem_code": said.code, "problem_params": checked.params}
 
 
-def _said(code: str, message: str, ts: str) -> dict[str, Any]:
+def _said(
+    code: str, message: str, ts: str, params: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A station's alert as the table's line shows it (no heartbeat ignored yet)."""
     return {
         "code": code,
         "message": message,
+        "params": dict(params or {}),
         "ts": ts,
         "heartbeats_ignored": 0,
         "ignored_seq": None,
@@ -420,7 +426,8 @@ class Board:
             refused = self.refused.get(beat.table)
             if refused is None or refused.why != why:
                 log.warning("table %s: a heartbeat ignored: %s", beat.table, why)
-                refused = Refused(why, beat, refused.count if refused else 0)
+                code = "publisher" if beat.floor == REFUSED else "journal"
+                refused = Refused(why, beat, refused.count if refused else 0, code)
                 self.refused[beat.table] = refused
             refused.heartbeat = beat
             refused.count += 1
@@ -551,13 +558,15 @@ class Board:
         """What the table's stations said, the heartbeats refused for its line counted on
         its latest conflict alert (one made from them if no station said so: the alert
         is not kept by the broker, a floor started later has not heard it)."""
-        said = [_said(a.code, a.message, a.ts) for a in self.station_alerts.get(table_id, [])]
+        said = [
+            _said(a.code, a.message, a.ts, a.params) for a in self.station_alerts.get(table_id, [])
+        ]
         refused = self.refused.get(table_id)
         if refused is None:
             return said
         conflict = next((a for a in reversed(said) if a["code"] == CONFLICT), None)
         if conflict is None:
-            conflict = _said(CONFLICT, refused.why, refused.heartbeat.ts)
+            conflict = _said(CONFLICT, refused.why, refused.heartbeat.ts, {"why": refused.code})
             said.append(conflict)
         conflict["heartbeats_ignored"] = refused.count
         conflict["ignored_seq"] = refused.heartbeat.seq

@@ -147,6 +147,18 @@ export function messageWords(a) {
   return words === key ? a.message : words;
 }
 
+/** What the table's station told the floor (a message it did not sign at its subject, a
+ * new epoch, a refusal; or a conflict the floor made from heartbeats it ignored), in the
+ * page's words from its code and figures; the station's own words from an older one. */
+function stationSaid(a) {
+  const p = a.params || {};
+  const key = p.why ? `floor.station_said.${a.code}_${p.why}` : `floor.station_said.${a.code}`;
+  const words = Object.keys(p).length ? t(key, figures(p)) : key;
+  const said = words === key ? a.message : words;
+  if (!a.heartbeats_ignored) return said;
+  return `${said} · ${t("floor.heartbeats_ignored", { n: num(a.heartbeats_ignored), seq: a.ignored_seq == null ? "–" : num(a.ignored_seq) })}`;
+}
+
 /** The floor service's link to its broker in words: its state, and the broker's or the
  * network's own reason after "refused:" or "unreachable:". */
 function brokerWords(text) {
@@ -212,6 +224,7 @@ function tableCard(t) {
     h("ol", { class: "beads", "aria-label": tr("dash.last_results") }, ...t.results.map((r) => bead(r, t.game))),
     banque && t.results.length ? h("p", { class: "legend", text: tr("floor.banque_legend") }) : null,
     t.problem ? h("p", { class: "problem", text: messageWords({ code: t.problem_code, params: t.problem_params, message: t.problem }) }) : null,
+    t.station_alerts?.length ? h("ul", { class: "salerts" }, ...t.station_alerts.map((a) => h("li", { text: stationSaid(a) }))) : null,
     t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: messageWords(a) })))) : null,
     acceptedLines(t),
     maySupervise(me) ? tableButtons(t, poll) : null,

@@ -48,6 +48,7 @@ from tests.floor.floorkit import (
     make_journal,
     publish_rows,
     serve_floor,
+    station_alert,
     wait_for,
 )
 from tests.floor.floorkit import shoe_events as floor_events
@@ -375,6 +376,12 @@ def figures_of(code: str) -> dict[str, Any]:
     }
 
 
+#: A station's alerts as its publisher sends them (its `detail`: its record, data here).
+STATION_SAID = {
+    "foreign": {"stream_seq": 7, "detail": "ABC_1", "after": 8},
+    "discontinuity": {"detail": "ABC_1"},
+    "conflict": {"detail": "ABC_1"},
+}
 TEXTS = {"detail", "hash", "have", "prev", "expected", "fp", "named", "by", "table", "ts"}
 TEXTS |= {"last", "error"}
 
@@ -403,6 +410,9 @@ def every_alert(
         wait_for(lambda: served.table("table-2")["held"] == len(dealing) - 21, "the rows")
         heartbeat(floor, "table-2", len(dealing))
         wait_for(lambda: served.table("table-2")["online"], "the heartbeat")
+        for code, figures in STATION_SAID.items():  # what its publisher tells the floor
+            station_alert(floor, "table-2", code, f"the English words of {code}", figures)
+        wait_for(lambda: len(served.table("table-2")["station_alerts"]) == 3, "its alerts")
         yield served
 
 
@@ -418,6 +428,7 @@ def test_every_floor_alert_is_said_in_the_catalogues_words(
     assert set(SAID_CODES) <= codes | {"gap_row", "gap_rows"} and codes & {"gap_row", "gap_rows"}
     page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
     expect(page.locator("#alerts li")).to_have_count(len(SAID_CODES) + 1)
+    expect(page.locator("[data-table=table-2] .salerts li")).to_have_count(len(STATION_SAID))
     texts = look(page)["texts"]
     assert not [t for t in texts if "English words" in t["text"]]
     left = foreign(texts, also=(r"127\.0\.0\.1:\d+", r"nats://\S+", r"ABC_1"))

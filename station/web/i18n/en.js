@@ -587,5 +587,11 @@ export default {
   "said.unsure_epoch": "a new epoch accepted from row {seq} (a restored journal): the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
   "said.unsure_row": "row {missing} accepted as missing: the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
   "said.unsure_rows": "rows {from}–{to} accepted as missing: the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
-  "said.unsure_chain": "a new chain accepted from row {seq}: the table’s state is not known without the rows before it; it shows again from the table’s next shoe"
+  "said.unsure_chain": "a new chain accepted from row {seq}: the table’s state is not known without the rows before it; it shows again from the table’s next shoe",
+  "floor.station_said.foreign": "the station says: a message at this table’s subject that it did not sign (stream seq {stream_seq}: {detail}); its rows go on after it from row {after}, the floor holds it",
+  "floor.station_said.discontinuity": "the station says: the floor’s stream holds rows its journal lacks (rolled back or cut without `station journal restore`); it began a new epoch: {detail}",
+  "floor.station_said.conflict": "the station says: the floor refused it, another journal claims this table; nothing is published until it is resolved: {detail}",
+  "floor.station_said.conflict_publisher": "its station’s publisher is refused (the stream holds another journal’s rows of this table): not this table’s station",
+  "floor.station_said.conflict_journal": "its station’s journal is not the archived one (another hash at a row the archive holds): not this table’s station",
+  "floor.heartbeats_ignored": "{n} heartbeats ignored, the last at row {seq}"
 };

@@ -587,5 +587,11 @@ export default {
   "said.unsure_epoch": "une nouvelle époque acceptée depuis la ligne {seq} (un journal restauré) : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
   "said.unsure_row": "ligne {missing} acceptée comme manquante : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
   "said.unsure_rows": "lignes {from} à {to} acceptées comme manquantes : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
-  "said.unsure_chain": "une nouvelle chaîne acceptée depuis la ligne {seq} : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table"
+  "said.unsure_chain": "une nouvelle chaîne acceptée depuis la ligne {seq} : l’état de la table n’est pas connu sans les lignes d’avant ; il réapparaît au prochain sabot de la table",
+  "floor.station_said.foreign": "la station signale : un message au sujet de cette table qu’elle n’a pas signé (séquence du flux {stream_seq} : {detail}) ; ses lignes continuent après lui à partir de la ligne {after}, la salle le garde",
+  "floor.station_said.discontinuity": "la station signale : le flux de la salle contient des lignes qui manquent à son journal (ramené en arrière ou coupé sans `station journal restore`) ; elle a commencé une nouvelle époque : {detail}",
+  "floor.station_said.conflict": "la station signale : la salle l’a refusée, un autre journal revendique cette table ; rien n’est publié avant que ce soit réglé : {detail}",
+  "floor.station_said.conflict_publisher": "le publieur de sa station est refusé (le flux contient les lignes d’un autre journal de cette table) : ce n’est pas la station de cette table",
+  "floor.station_said.conflict_journal": "le journal de sa station n’est pas celui qui est archivé (une autre empreinte à une ligne que l’archive détient) : ce n’est pas la station de cette table",
+  "floor.heartbeats_ignored": "{n} signaux de vie ignorés, le dernier à la ligne {seq}"
 };

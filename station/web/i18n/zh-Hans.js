@@ -587,5 +587,11 @@ export default {
   "said.unsure_epoch": "由第 {seq} 行起已接受新的一期（日志已还原）：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
   "said.unsure_row": "第 {missing} 行已接受为遗失：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
   "said.unsure_rows": "第 {from}–{to} 行已接受为遗失：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
-  "said.unsure_chain": "由第 {seq} 行起已接受新链：没有之前的行，此台的状态未能得知；由此台下一靴起再显示"
+  "said.unsure_chain": "由第 {seq} 行起已接受新链：没有之前的行，此台的状态未能得知；由此台下一靴起再显示",
+  "floor.station_said.foreign": "工作站报告：此台的主题上有一条并非它签署的消息（消息流序号 {stream_seq}：{detail}）；其行由第 {after} 行起接续在后，楼面保留该消息",
+  "floor.station_said.discontinuity": "工作站报告：楼面消息流中有其日志所缺的行（未经 `station journal restore` 被回退或截断）；已开始新的一期：{detail}",
+  "floor.station_said.conflict": "工作站报告：楼面拒绝了它，另一份日志声称属于此台；解决之前不会发布任何内容：{detail}",
+  "floor.station_said.conflict_publisher": "其工作站的发布程序被拒（消息流中有此台另一份日志的行）：并非此台的工作站",
+  "floor.station_said.conflict_journal": "其工作站的日志不是已归档的那一份（归档中某行的哈希值不同）：并非此台的工作站",
+  "floor.heartbeats_ignored": "已忽略 {n} 个心跳，最后一个在第 {seq} 行"
 };

@@ -587,5 +587,11 @@ export default {
   "said.unsure_epoch": "由第 {seq} 行起已接受新的一期（日誌已還原）：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
   "said.unsure_row": "第 {missing} 行已接受為遺失：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
   "said.unsure_rows": "第 {from}–{to} 行已接受為遺失：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
-  "said.unsure_chain": "由第 {seq} 行起已接受新鏈：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示"
+  "said.unsure_chain": "由第 {seq} 行起已接受新鏈：沒有之前的行，此枱的狀態未能得知；由此枱下一靴起再顯示",
+  "floor.station_said.foreign": "工作站報告：此枱的主題上有一則並非它簽署的訊息（訊息流序號 {stream_seq}：{detail}）；其行由第 {after} 行起接續在後，樓面保留該訊息",
+  "floor.station_said.discontinuity": "工作站報告：樓面訊息流中有其日誌所缺的行（未經 `station journal restore` 被回退或截斷）；已開始新的一期：{detail}",
+  "floor.station_said.conflict": "工作站報告：樓面拒絕了它，另一份日誌聲稱屬於此枱；解決之前不會發佈任何內容：{detail}",
+  "floor.station_said.conflict_publisher": "其工作站的發佈程式被拒（訊息流中有此枱另一份日誌的行）：並非此枱的工作站",
+  "floor.station_said.conflict_journal": "其工作站的日誌不是已歸檔的那一份（歸檔中某行的雜湊值不同）：並非此枱的工作站",
+  "floor.heartbeats_ignored": "已忽略 {n} 個心跳，最後一個在第 {seq} 行"
 };
