@@ -593,5 +593,21 @@ export default {
   "floor.station_said.conflict": "the station says: the floor refused it, another journal claims this table; nothing is published until it is resolved: {detail}",
   "floor.station_said.conflict_publisher": "its station’s publisher is refused (the stream holds another journal’s rows of this table): not this table’s station",
   "floor.station_said.conflict_journal": "its station’s journal is not the archived one (another hash at a row the archive holds): not this table’s station",
-  "floor.heartbeats_ignored": "{n} heartbeats ignored, the last at row {seq}"
+  "floor.heartbeats_ignored": "{n} heartbeats ignored, the last at row {seq}",
+  "notice.journal created": "journal created",
+  "notice.journal migrated": "journal brought up to this station’s schema",
+  "notice.journal restored": "journal restored from a backup",
+  "notice.journal signed": "journal signed",
+  "notice.journal discontinuity": "journal discontinuity: a new epoch begins",
+  "notice.signing key rotated": "signing key rotated",
+  "notice.floor foreign: a message at this table's subject that this station did not sign": "floor: a message at this table’s subject that this station did not sign",
+  "notice.floor publishing again": "publishing to the floor again",
+  "notice.floor refused: another journal claims this table": "floor refused: another journal claims this table",
+  "notice.shoe command not sent": "shoe command not sent",
+  "notice.the journal could not be opened": "the journal could not be opened",
+  "notice.the journal could not be written": "the journal could not be written",
+  "notice.webhook events refused": "webhook events refused",
+  "notice.webhook events withheld: the journal is not the one the floor holds": "webhook events withheld: the journal is not the one the floor holds",
+  "notice.webhook gave up": "a webhook event given up",
+  "notice.the reader stopped by itself; starting it again": "the reader stopped by itself; starting it again"
 };

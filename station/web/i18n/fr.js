@@ -593,5 +593,21 @@ export default {
   "floor.station_said.conflict": "la station signale : la salle l’a refusée, un autre journal revendique cette table ; rien n’est publié avant que ce soit réglé : {detail}",
   "floor.station_said.conflict_publisher": "le publieur de sa station est refusé (le flux contient les lignes d’un autre journal de cette table) : ce n’est pas la station de cette table",
   "floor.station_said.conflict_journal": "le journal de sa station n’est pas celui qui est archivé (une autre empreinte à une ligne que l’archive détient) : ce n’est pas la station de cette table",
-  "floor.heartbeats_ignored": "{n} signaux de vie ignorés, le dernier à la ligne {seq}"
+  "floor.heartbeats_ignored": "{n} signaux de vie ignorés, le dernier à la ligne {seq}",
+  "notice.journal created": "journal créé",
+  "notice.journal migrated": "journal mis à niveau pour cette station",
+  "notice.journal restored": "journal restauré d’une sauvegarde",
+  "notice.journal signed": "journal signé",
+  "notice.journal discontinuity": "discontinuité du journal : une nouvelle époque commence",
+  "notice.signing key rotated": "clé de signature renouvelée",
+  "notice.floor foreign: a message at this table's subject that this station did not sign": "salle : un message au sujet de cette table que cette station n’a pas signé",
+  "notice.floor publishing again": "publication vers la salle reprise",
+  "notice.floor refused: another journal claims this table": "salle refusée : un autre journal revendique cette table",
+  "notice.shoe command not sent": "commande de sabot non envoyée",
+  "notice.the journal could not be opened": "le journal n’a pas pu être ouvert",
+  "notice.the journal could not be written": "le journal n’a pas pu être écrit",
+  "notice.webhook events refused": "événements de webhook refusés",
+  "notice.webhook events withheld: the journal is not the one the floor holds": "événements de webhook retenus : le journal n’est pas celui que détient la salle",
+  "notice.webhook gave up": "un événement de webhook abandonné",
+  "notice.the reader stopped by itself; starting it again": "le lecteur s’est arrêté de lui-même ; il redémarre"
 };

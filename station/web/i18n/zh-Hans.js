@@ -593,5 +593,21 @@ export default {
   "floor.station_said.conflict": "工作站报告：楼面拒绝了它，另一份日志声称属于此台；解决之前不会发布任何内容：{detail}",
   "floor.station_said.conflict_publisher": "其工作站的发布程序被拒（消息流中有此台另一份日志的行）：并非此台的工作站",
   "floor.station_said.conflict_journal": "其工作站的日志不是已归档的那一份（归档中某行的哈希值不同）：并非此台的工作站",
-  "floor.heartbeats_ignored": "已忽略 {n} 个心跳，最后一个在第 {seq} 行"
+  "floor.heartbeats_ignored": "已忽略 {n} 个心跳，最后一个在第 {seq} 行",
+  "notice.journal created": "日志已创建",
+  "notice.journal migrated": "日志已升级至此工作站的格式",
+  "notice.journal restored": "日志已由备份还原",
+  "notice.journal signed": "日志已签署",
+  "notice.journal discontinuity": "日志不连续：开始新的一期",
+  "notice.signing key rotated": "签署密钥已轮换",
+  "notice.floor foreign: a message at this table's subject that this station did not sign": "楼面：此台主题上有一条并非此工作站签署的消息",
+  "notice.floor publishing again": "重新向楼面发布",
+  "notice.floor refused: another journal claims this table": "楼面拒绝：另一份日志声称属于此台",
+  "notice.shoe command not sent": "牌靴指令未送出",
+  "notice.the journal could not be opened": "日志无法打开",
+  "notice.the journal could not be written": "日志无法写入",
+  "notice.webhook events refused": "通知事件已拒绝",
+  "notice.webhook events withheld: the journal is not the one the floor holds": "通知事件已扣留：日志不是楼面持有的那一份",
+  "notice.webhook gave up": "放弃发送一个通知事件",
+  "notice.the reader stopped by itself; starting it again": "读牌器自行停止；正重新启动"
 };

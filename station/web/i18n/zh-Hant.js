@@ -593,5 +593,21 @@ export default {
   "floor.station_said.conflict": "工作站報告：樓面拒絕了它，另一份日誌聲稱屬於此枱；解決之前不會發佈任何內容：{detail}",
   "floor.station_said.conflict_publisher": "其工作站的發佈程式被拒（訊息流中有此枱另一份日誌的行）：並非此枱的工作站",
   "floor.station_said.conflict_journal": "其工作站的日誌不是已歸檔的那一份（歸檔中某行的雜湊值不同）：並非此枱的工作站",
-  "floor.heartbeats_ignored": "已忽略 {n} 個心跳，最後一個在第 {seq} 行"
+  "floor.heartbeats_ignored": "已忽略 {n} 個心跳，最後一個在第 {seq} 行",
+  "notice.journal created": "日誌已建立",
+  "notice.journal migrated": "日誌已升級至此工作站的格式",
+  "notice.journal restored": "日誌已由備份還原",
+  "notice.journal signed": "日誌已簽署",
+  "notice.journal discontinuity": "日誌不連續：開始新的一期",
+  "notice.signing key rotated": "簽署密鑰已輪換",
+  "notice.floor foreign: a message at this table's subject that this station did not sign": "樓面：此枱主題上有一則並非此工作站簽署的訊息",
+  "notice.floor publishing again": "重新向樓面發佈",
+  "notice.floor refused: another journal claims this table": "樓面拒絕：另一份日誌聲稱屬於此枱",
+  "notice.shoe command not sent": "牌靴指令未送出",
+  "notice.the journal could not be opened": "日誌無法開啟",
+  "notice.the journal could not be written": "日誌無法寫入",
+  "notice.webhook events refused": "通知事件已拒絕",
+  "notice.webhook events withheld: the journal is not the one the floor holds": "通知事件已扣留：日誌不是樓面持有的那一份",
+  "notice.webhook gave up": "放棄發送一個通知事件",
+  "notice.the reader stopped by itself; starting it again": "讀牌器自行停止；正重新啟動"
 };
