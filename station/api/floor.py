@@ -490,7 +490,9 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
     @app.get("/api/whoami", responses=refusals(401, 413, 429))
     async def whoami(request: Request) -> dict[str, Any]:
         """The token's name and role (401 for an unknown token); without a token, whether
-        the floor is public. The floor page's login checks a token with this."""
+        the floor is public. The floor page's login checks a token with this; its
+        `language` is the floor view's default (`[floor] language`: a person's own choice
+        and their browser's come first)."""
         who = identify(request)
         role = who.role if who else None
         config = service_of(request).config
@@ -500,6 +502,7 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
             "acts_as": None if role == "rig" else role,
             "public_read": config.api.public_read,
             "site": config.broker.site,
+            "language": config.floor.language,
         }
 
     @app.get("/api/health", responses=refusals(413))

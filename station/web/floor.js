@@ -279,7 +279,10 @@ async function logout() {
 }
 
 async function main() {
-  useLanguage(chosenLanguage(null));
+  // The floor's default language (`[floor] language`) comes with whoami, asked once before
+  // any word is drawn; a person's choice and their browser's come first.
+  const first = await api("/api/whoami").catch(() => null);
+  useLanguage(chosenLanguage(first?.language));
   mountLanguageSwitch($("language"));
   $("login").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);

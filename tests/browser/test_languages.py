@@ -637,3 +637,26 @@ def test_the_stations_default_language_for_a_browser_it_does_not_speak(
             expect(page.locator("html")).to_have_attribute("lang", lang)
             expect(page.locator("#language")).to_have_value(lang)
             context.close()
+
+
+@pytest.mark.floor
+def test_the_floors_default_language_for_a_browser_it_does_not_speak(
+    browser: Browser,
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`[floor] language` for a browser asking for none of the floor's languages, before
+    anyone logs in; a browser asking for one of them gets its own."""
+    config, tokens = floor_config(
+        tmp_path, floor, monkeypatch, tables=("table-1",), settings={"language": "zh-Hant"}
+    )
+    with serve_floor(config, tokens) as served:
+        for locale, lang in (("de-DE", "zh-Hant"), ("fr-CA", "fr")):
+            context = browser.new_context(locale=locale)
+            page = context.new_page()
+            page.goto(f"{served.url}/")
+            expect(page.locator("html")).to_have_attribute("lang", lang)
+            expect(page.locator("#language")).to_have_value(lang)
+            expect(page.locator("#conn")).to_have_text(words()[lang]["floor.log_in"])
+            context.close()
