@@ -242,7 +242,11 @@ def test_the_dashboards_integrity_alerts_are_said_in_the_catalogues_words(
     texts = [t for t in look(page)["texts"] if t["where"] == "LI" and "⟦" in t["text"]]
     said = [t for t in texts if "station journal" in t["text"]]
     assert len(said) >= 2 and not [t for t in texts if "English words" in t["text"]]
-    left = foreign(said + [t for t in texts if "ABC_" in t["text"]], also=(r"ABC_\d",))
+    banner = page.locator("#integrity-banner")
+    expect(banner).to_contain_text("⟦STATION ALERT")
+    shown = look(page)["texts"]
+    whole = [t for t in shown if t["where"] in ("integrity-banner-title", "detail advice")]
+    left = foreign(said + whole + [t for t in texts if "ABC_" in t["text"]], also=(r"ABC_\d",))
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
     page.context.close()
     page = dashboard(browser, suspended, "zh-Hant", STAFF_SIZES["desktop"])

@@ -609,5 +609,7 @@ export default {
   "notice.webhook events refused": "webhook events refused",
   "notice.webhook events withheld: the journal is not the one the floor holds": "webhook events withheld: the journal is not the one the floor holds",
   "notice.webhook gave up": "a webhook event given up",
-  "notice.the reader stopped by itself; starting it again": "the reader stopped by itself; starting it again"
+  "notice.the reader stopped by itself; starting it again": "the reader stopped by itself; starting it again",
+  "dash.integrity_title": "STATION ALERT: JOURNAL INTEGRITY",
+  "dash.integrity_advice": "A supervisor checks the journal (`station journal verify`) before the table deals on; nothing the station did not sign was sent to the game server."
 };

@@ -609,5 +609,7 @@ export default {
   "notice.webhook events refused": "événements de webhook refusés",
   "notice.webhook events withheld: the journal is not the one the floor holds": "événements de webhook retenus : le journal n’est pas celui que détient la salle",
   "notice.webhook gave up": "un événement de webhook abandonné",
-  "notice.the reader stopped by itself; starting it again": "le lecteur s’est arrêté de lui-même ; il redémarre"
+  "notice.the reader stopped by itself; starting it again": "le lecteur s’est arrêté de lui-même ; il redémarre",
+  "dash.integrity_title": "ALERTE DE LA STATION : INTÉGRITÉ DU JOURNAL",
+  "dash.integrity_advice": "Un superviseur vérifie le journal (`station journal verify`) avant que la table reprenne la donne ; rien de ce que la station n’a pas signé n’a été envoyé au serveur de jeu."
 };

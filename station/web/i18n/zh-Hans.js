@@ -609,5 +609,7 @@ export default {
   "notice.webhook events refused": "通知事件已拒绝",
   "notice.webhook events withheld: the journal is not the one the floor holds": "通知事件已扣留：日志不是楼面持有的那一份",
   "notice.webhook gave up": "放弃发送一个通知事件",
-  "notice.the reader stopped by itself; starting it again": "读牌器自行停止；正重新启动"
+  "notice.the reader stopped by itself; starting it again": "读牌器自行停止；正重新启动",
+  "dash.integrity_title": "工作站警报：日志完整性",
+  "dash.integrity_advice": "主管须先核查日志（`station journal verify`），此台才可继续派牌；凡非工作站签署的内容均未发往游戏服务器。"
 };

@@ -609,5 +609,7 @@ export default {
   "notice.webhook events refused": "通知事件已拒絕",
   "notice.webhook events withheld: the journal is not the one the floor holds": "通知事件已扣留：日誌不是樓面持有的那一份",
   "notice.webhook gave up": "放棄發送一個通知事件",
-  "notice.the reader stopped by itself; starting it again": "讀牌器自行停止；正重新啟動"
+  "notice.the reader stopped by itself; starting it again": "讀牌器自行停止；正重新啟動",
+  "dash.integrity_title": "工作站警報：日誌完整性",
+  "dash.integrity_advice": "主管須先核查日誌（`station journal verify`），此枱才可繼續派牌；凡非工作站簽署的內容均未送往遊戲伺服器。"
 };
