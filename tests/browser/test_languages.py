@@ -1,7 +1,9 @@
 """The staff's screens and the players' display in every language, in Chromium against
 real services: a supervisor dashboard on a suspended table (the card, the banner, the
-resume), the floor view with a suspended table and a gap alert, the display of a shoe
-with a voided round and a long table name.
+resume, the journal's notices) and with the station's integrity alerts, the floor view
+with a suspended table and a gap alert, a floor with an alert of every code, a station's
+alerts and a table whose state is not known, and a station's protection alert, the
+display of a shoe with a voided round and a long table name.
 
 Under the pseudo-language (`?lang=qps`: every piece of catalogue text between ⟦ ⟧) no
 visible text comes from anywhere but the catalogue (what is left is data: names, card
@@ -38,6 +40,7 @@ from station.floor.archive import Archive
 from station.floor.said import CODES as SAID_CODES
 from station.floor.said import Said
 from station.live.display_config import DashboardConfig
+from station.live.journal import Journal
 from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
@@ -53,6 +56,7 @@ from tests.floor.floorkit import (
 )
 from tests.floor.floorkit import shoe_events as floor_events
 from tests.floor.kit import FloorBroker
+from tests.floor.test_protection import weak_shuffle_notice
 from tests.protection.test_live import config_for
 from tests.protection.test_live import deal as protection_deal
 from tests.protection.test_watch import shoes_events
@@ -664,3 +668,36 @@ def test_the_floors_default_language_for_a_browser_it_does_not_speak(
             expect(page.locator("#language")).to_have_value(lang)
             expect(page.locator("#conn")).to_have_text(words()[lang]["floor.log_in"])
             context.close()
+
+
+@pytest.mark.floor
+def test_a_stations_protection_alert_on_the_floor_is_said_from_its_figures(
+    browser: Browser,
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A station's WEAK_SHUFFLE notice, archived by the floor: its alert is said from the
+    notice's figures (riffles, gathering, cards, probability) and its advice, in the page's
+    language, as the dashboard says it; under the pseudo-language nothing else is left."""
+    events, weak = weak_shuffle_notice()
+    make_journal(tmp_path / "c.db", "C", events, decks=1)
+    with Journal(tmp_path / "c.db") as journal:
+        journal.append([weak])
+        rows = list(journal.rows())
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("C",))
+    with serve_floor(config, tokens) as served:
+        publish_rows(floor, "C", rows)
+        wait_for(lambda: served.table("C")["alerts"], "the station's alert")
+        for lang in ("qps", "zh-Hant"):
+            page = floor_page(browser, served, lang, STAFF_SIZES["desktop"])
+            line = page.locator("#alerts li").first
+            if lang == "qps":
+                expect(line).to_contain_text("⟦the station says (shoe at row ⟧")
+                texts = [t for t in look(page)["texts"] if "WEAK_SHUFFLE" in t["text"]]
+                left = foreign(texts, also=(r"\bC\b",))  # the table's id
+                assert texts and left == [], left
+            else:
+                expect(line).to_contain_text(words()[lang]["advice.WEAK_SHUFFLE"])
+                expect(line).to_contain_text(words()[lang]["protect.riffles_one"].split("{")[0])
+            page.context.close()
