@@ -700,4 +700,6 @@ def test_a_stations_protection_alert_on_the_floor_is_said_from_its_figures(
             else:
                 expect(line).to_contain_text(words()[lang]["advice.WEAK_SHUFFLE"])
                 expect(line).to_contain_text(words()[lang]["protect.riffles_one"].split("{")[0])
+                no_overflow(page, f"floor {lang} protection alert")
+                shot(page, f"floor-{lang}-protection")
             page.context.close()
