@@ -12,6 +12,7 @@ commits.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.floor.arrival import FloorRow
 from station.floor.decisions import Decision, read_decisions
 from station.floor.said import Said
+
+log = logging.getLogger("station.floor.archive")
 
 #: The actor of a station's game-protection notices (`station.live.protection.monitor.ACTOR`).
 PROTECTION_ACTOR = "protection"
@@ -132,16 +135,18 @@ def raise_alert(
     db: sqlite3.Connection, table: str, seq: int | None, kind: str, said: Said, raised: str
 ) -> Alert:
     """Insert an alert however many of its kind are open."""
-    params = dict(said.checked().params)
+    params = dict(said.params)
+    code: str | None = said.code
+    if not said.fits():
+        log.error("alert code %s with figures %s its words do not take", code, sorted(params))
+        code = None
     cur = db.execute(
         "INSERT INTO alert (table_id, seq, kind, message, raised, code, params) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (table, seq, kind, said.message, raised, said.code, orjson.dumps(params).decode()),
+        (table, seq, kind, said.message, raised, code, orjson.dumps(params).decode()),
     )
     assert cur.lastrowid is not None
-    return Alert(
-        cur.lastrowid, table, seq, kind, said.message, raised, code=said.code, params=params
-    )
+    return Alert(cur.lastrowid, table, seq, kind, said.message, raised, code=code, params=params)
 
 
 def raise_once(

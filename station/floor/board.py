@@ -256,8 +256,8 @@ def _problem(said: Said | None) -> dict[str, Any]:
     and figures the floor view says in its own words."""
     if said is None:
         return {"problem": None, "problem_code": None, "problem_params": {}}
-    checked = said.checked()
-    return {"problem": said.message, "problem_code": said.code, "problem_params": checked.params}
+    code = said.code if said.fits() else None  # figures its words do not take: its message
+    return {"problem": said.message, "problem_code": code, "problem_params": dict(said.params)}
 
 
 def _said(

@@ -74,12 +74,11 @@ class Said:
     message: str
     params: Mapping[str, Any] = field(default_factory=dict)
 
-    def checked(self) -> Said:
-        """This, if its figures are the ones its code's words take (what `raise_alert`
-        stores); ValueError, a bug of the floor's, if not."""
+    def fits(self) -> bool:
+        """Whether its figures are the ones its code's words take: what `raise_alert`
+        stores as its code (one that does not, a bug of the floor's, is stored without a
+        code and shown as its message: an alert is never lost to its words)."""
         if self.code in PROTECTION_CODES:
-            return self
+            return True
         wanted = CODES.get(self.code)
-        if wanted is None or set(wanted) != set(self.params):
-            raise ValueError(f"alert code {self.code!r} takes {wanted}, not {sorted(self.params)}")
-        return self
+        return wanted is not None and set(wanted) == set(self.params)

@@ -77,6 +77,7 @@ def test_a_branch_that_begins_at_a_discontinuity_notice_is_an_epoch(tmp_path: Pa
         done = archive.commit(arrivals(new))
         assert [a.kind for a in done.raised] == [EPOCH]
         assert "journal discontinuity" in done.raised[0].message
+        assert done.raised[0].code == "epoch_discontinuity"  # its figures fit its words
         assert archive.new_epochs() == {T: branch.seq}
         accepted = archive.accept_chain(T, branch.seq, *BOSS, "the station said so")
         assert accepted.decision is not None and accepted.decision.epoch == 2

@@ -67,6 +67,7 @@ def test_the_signature_is_kept_and_a_forged_row_is_held_while_the_real_ones_go_o
         assert [r.seq for r in done.accepted] == [r.seq for r in rows[6:]]  # in order
         assert [a.kind for a in done.raised] == [FORGED_ROW]  # one alert, both counted
         assert "is unsigned with the table's key" in done.raised[0].message
+        assert done.raised[0].code == "forged_unsigned"  # its figures fit its words
         archived = list(archive.rows(T))
         assert [(r.hash, r.signature) for r in archived] == [(r.hash, r.signature) for r in rows]
         assert all(r.signature is not None for r in archived)
