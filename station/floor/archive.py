@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from station.floor import epochs, holding, keys, supervision
+from station.floor import epochs, holding, keys, rowwords, supervision
 from station.floor.alerts import (
     EPOCH,
     FORGED_MESSAGE,
@@ -174,11 +174,7 @@ class Archive(ArchiveReader):
                 arrival.body,
                 received,
                 "malformed",
-                Said(
-                    "malformed",
-                    f"a message that is not a journal row ({exc}); it is held, not archived",
-                    {"detail": str(exc)},
-                ),
+                rowwords.malformed(exc),
             )
             return
         table, seq, body = row.table, row.seq, arrival.body
@@ -196,12 +192,7 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "altered",
-                Said(
-                    "altered",
-                    f"row {seq}: its hash does not match its contents (changed on the way or "
-                    "in the journal); it is held, not archived",
-                    {"seq": seq},
-                ),
+                rowwords.altered(seq),
             )
             return
         checked = self._check(row)
@@ -235,18 +226,7 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "chain",
-                Said(
-                    "chain",
-                    f"row {seq} does not link to row {head_seq} (its prev_hash "
-                    f"{row.prev_hash[:12]}… is not {head_hash[:12]}…): the chain is broken; "
-                    "the row and every later one are held, not archived",
-                    {
-                        "seq": seq,
-                        "head": head_seq,
-                        "prev": row.prev_hash[:12],
-                        "expected": head_hash[:12],
-                    },
-                ),
+                rowwords.chain(seq, head_seq, row.prev_hash, head_hash),
                 signer=signer,
             )
             return
@@ -297,7 +277,7 @@ class Archive(ArchiveReader):
             body,
             received,
             "conflict",
-            _conflict_words(seq, row.hash, have),
+            rowwords.conflict(seq, row.hash, have),
             signer=signer,
         )
 
@@ -367,7 +347,7 @@ class Archive(ArchiveReader):
         self, row: FloorRow, body: bytes, received: str, done: Committed, checked: Checked
     ) -> None:
         """A row its station did not sign: held, counted, alerted (once while open)."""
-        words = checked.words or _unsigned(row.seq)
+        words = checked.words or rowwords.unsigned(row.seq)
         self._held(done, row.table, row.seq, row.hash, "forged", body, received, FORGED_ROW, words)
 
     def _pending(
@@ -376,10 +356,10 @@ class Archive(ArchiveReader):
         """A signed row of a table whose key waits for a supervisor (first use)."""
         if checked.key is not None and row.table not in self._keys_now:
             self._set_key(checked.key)
-        words = checked.words or Said("key_waits", "the table's key waits for a supervisor")
+        said = checked.words or rowwords.KEY_WAITS
         signer = self._signer(row, checked)
         self._held(
-            done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words, signer=signer
+            done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, said, signer=signer
         )
 
     def _archive(
@@ -492,13 +472,8 @@ class Archive(ArchiveReader):
             held_id, row = (linked or candidates)[0]
             if row.prev_hash != head_hash:
                 self._db.execute("UPDATE held SET reason = 'chain' WHERE id = ?", (held_id,))
-                words = Said(
-                    "chain_after_gap",
-                    f"row {row.seq} (held after a gap) does not link to row {head_seq}: the "
-                    "chain is broken; it stays held",
-                    {"seq": row.seq, "head": head_seq},
-                )
-                done.alerted(raise_once(self._db, table, row.seq, "chain", words, received))
+                said = rowwords.chain_after_gap(row.seq, head_seq)
+                done.alerted(raise_once(self._db, table, row.seq, "chain", said, received))
                 break
             checked = self._check(row)  # again: a key may have changed meanwhile
             if checked.verdict != keys.OK:
@@ -508,7 +483,7 @@ class Archive(ArchiveReader):
                     "UPDATE held SET reason = ?, signer = ? WHERE id = ?",
                     (reason, holding.UNSIGNED, held_id),
                 )
-                words = checked.words or _unsigned(row.seq)
+                words = checked.words or rowwords.unsigned(row.seq)
                 done.alerted(raise_once(self._db, table, row.seq, kind, words, received))
                 break
             self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
@@ -733,20 +708,3 @@ class Archive(ArchiveReader):
         assert done.decision is not None
         log.warning("floor decision: table %s: %s", done.decision.table, done.decision.words())
         return done
-
-
-def _unsigned(seq: int) -> Said:
-    """A row's words when the key check gave none: its table's key did not sign it."""
-    return Said("forged_row", f"row {seq} is not signed by the table's key", {"seq": seq})
-
-
-def _conflict_words(seq: int, digest: str, have: str | None) -> Said:
-    """Row `seq` again with other contents (`digest`) than the archived one (`have`)."""
-    message = (
-        f"row {seq} arrived again with other contents (hash {digest[:12]}…, the "
-        f"archive has {have[:12] if have else 'none'}…): the table's journal "
-        "was changed or replaced; the new row is held, not archived"
-    )
-    if have is None:
-        return Said("conflict_unarchived", message, {"seq": seq, "hash": digest[:12]})
-    return Said("conflict", message, {"seq": seq, "hash": digest[:12], "have": have[:12]})
