@@ -19,6 +19,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,13 @@ from station.floor.alerts import (
     STALE_HEARTBEAT,
 )
 from station.floor.archive import Archive
+from station.floor.holding import UNSIGNED, full_words
 from station.floor.said import CODES as SAID_CODES
 from station.floor.said import Said
+from station.floor.witness import Witness
 from station.live.display_config import DashboardConfig
 from station.live.journal import Journal
+from station.shared.messages import Heartbeat
 from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
@@ -55,7 +59,7 @@ from tests.floor.floorkit import (
     wait_for,
 )
 from tests.floor.floorkit import shoe_events as floor_events
-from tests.floor.kit import FloorBroker
+from tests.floor.kit import SITE, FloorBroker
 from tests.floor.test_protection import weak_shuffle_notice
 from tests.protection.test_live import config_for
 from tests.protection.test_live import deal as protection_deal
@@ -395,6 +399,23 @@ TEXTS = {"detail", "hash", "have", "prev", "expected", "fp", "named", "by", "tab
 TEXTS |= {"last", "error"}
 
 
+def produced() -> list[tuple[str, Said, str]]:
+    """A STALE_HEARTBEAT, a heartbeat's ROLLBACK and a HELD_FULL as the floor's own
+    producers word them (the witness judging a replayed heartbeat of a refused publisher,
+    the held rows' bound): table, words, kind."""
+    told: list[tuple[str, Said, str]] = []
+    witness = Witness()
+    witness.on_forged = lambda table, said, kind: told.append((table, said, kind))
+    beat = Heartbeat(
+        SITE, "table-91", "2026-12-01T00:00:00Z", 40, "0" * 64, 40, "refused",
+        "punto_banco", 1, None, False, None,
+    )  # fmt: skip
+    assert not witness.fresh("table-91", beat)  # days behind the floor's clock: a replay
+    witness.diverged("table-92", replace(beat, table="table-92"), 30)
+    full = ("table-93", full_words("table-93", UNSIGNED, 500), HELD_FULL)
+    return [*told, full]
+
+
 @pytest.fixture
 def every_alert(
     tmp_path: Path,
@@ -412,6 +433,8 @@ def every_alert(
             kind = STALE_HEARTBEAT if code.startswith("stale_") else kind
             said = Said(code, f"the English words of {code}", figures_of(code))
             assert archive.forged_message(f"table-{i + 3}", said, kind).raised
+        for table, said, kind in produced():
+            assert archive.forged_message(table, said, kind).raised
     events = floor_events(seed=1, decks=1)
     dealing = make_journal(tmp_path / "t2.db", "table-2", events[:30])
     with serve_floor(config, tokens) as served:
@@ -434,13 +457,16 @@ def test_every_floor_alert_is_said_in_the_catalogues_words(
     STALE_HEARTBEAT and the HELD_FULL read as the catalogue says them."""
     alerts = httpx.get(f"{every_alert.url}/api/floor/alerts", headers=every_alert.headers("viewer"))
     codes = {a["code"] for a in alerts.json()["alerts"]}
+    assert {"stale_behind", "rollback_beat", "held_full_unsigned"} <= codes  # as produced
     assert set(SAID_CODES) <= codes | {"gap_row", "gap_rows"} and codes & {"gap_row", "gap_rows"}
     page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
-    expect(page.locator("#alerts li")).to_have_count(len(SAID_CODES) + 1)
+    expect(page.locator("#alerts li")).to_have_count(len(SAID_CODES) + 1 + len(produced()))
     expect(page.locator("[data-table=table-2] .salerts li")).to_have_count(len(STATION_SAID))
     texts = look(page)["texts"]
     assert not [t for t in texts if "English words" in t["text"]]
-    left = foreign(texts, also=(r"127\.0\.0\.1:\d+", r"nats://\S+", r"ABC_1"))
+    # data: a heartbeat's own time as it claimed it (evidence, shown as sent)
+    iso = r"\d{4}-\d\d-\d\dT[\d:.]+Z"
+    left = foreign(texts, also=(r"127\.0\.0\.1:\d+", r"nats://\S+", r"ABC_1", iso))
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
     page.context.close()
     for lang in ("fr", "zh-Hant"):
