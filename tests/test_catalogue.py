@@ -10,7 +10,10 @@ That no screen shows a word from outside the catalogue is tests/browser/test_lan
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,8 @@ from station.floor.alerts import (
     STALE_HEARTBEAT,
 )
 from station.floor.keys import ACCEPTED, CONFIG, FIRST_USE, ROTATION, SET
+from station.floor.said import CODES as SAID_CODES
+from station.floor.said import PROTECTION_CODES
 from station.shared.catalogue import CATALOGUE_DIR, LANGUAGES, catalogue
 from station.shared.config import ROLES
 from tests.test_display_words import asked_for as display_asks
@@ -64,12 +69,43 @@ NAMESPACES = (
     "alert",
     "advice",
     "kind",
+    "said",
 )
 PLURALS = ("one", "other")
 #: Where the floor says a table's key came from.
 ORIGINS = (CONFIG, FIRST_USE, ACCEPTED, ROTATION, SET)
+#: What a station tells the floor (`Alert.code`, the publisher's), and the conflicts the
+#: floor makes from ignored heartbeats (`Refused.code`).
+STATION_ALERTS = ("foreign", "discontinuity", "conflict", "conflict_publisher", "conflict_journal")
 #: The station's own integrity alerts (`/api/state` `journal.alerts`: the dashboard's banner).
 INTEGRITY = ("JOURNAL_DISCONTINUITY", "OUTBOX_FORGED", "WEBHOOKS_WITHHELD")
+
+
+@cache
+def notice_messages() -> set[str]:
+    """Every fixed message the station journals a notice with, found in its sources: the
+    third argument of `notice(source, actor, MESSAGE, ...)` (a string, or a module's
+    constant), and a reader bridge's `.notice("...")`. Messages made of data (an f-string,
+    a reader's own words) are shown as journaled and are not here."""
+    found: set[str] = set()
+    for path in sorted((ROOT / "station").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Name) and node.func.id == "notice" and len(node.args) >= 3:
+                said = node.args[2]
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "notice" and node.args:
+                said = node.args[0]
+            else:
+                continue
+            if isinstance(said, ast.Constant) and isinstance(said.value, str):
+                found.add(said.value)
+            elif isinstance(said, ast.Name) and said.id.isupper():
+                value = getattr(importlib.import_module(module), said.id)
+                assert isinstance(value, str), (path, said.id)
+                found.add(value)
+    return found
 
 
 def written() -> set[str]:
@@ -134,9 +170,20 @@ def built() -> set[str]:
                 ROLLBACK,
                 STALE_HEARTBEAT,
                 HELD_FULL,
+                "malformed",
+                "altered",
+                "conflict",
+                "late",
             )
         ),
         *(f"integrity.{code}" for code in INTEGRITY),
+        # banner.js integritySentence: the alert's whole sentence (WEBHOOKS_WITHHELD: whether
+        # the station went on in a new epoch or holds its webhooks)
+        *(f"integrity.said.{code}" for code in INTEGRITY if code != "WEBHOOKS_WITHHELD"),
+        *(f"integrity.said.WEBHOOKS_WITHHELD_{then}" for then in ("held", "renewed")),
+        *(f"said.{code}" for code in (*SAID_CODES, *PROTECTION_CODES)),  # floor.js messageWords
+        *(f"floor.station_said.{code}" for code in STATION_ALERTS),  # floor.js stationSaid
+        *(f"notice.{message}" for message in notice_messages()),  # format.js noticeWords
     }
 
 
@@ -225,3 +272,28 @@ def test_every_integrity_alert_the_station_raises_has_words() -> None:
     for source in (ROOT / "station" / "live").rglob("*.py"):
         raised |= set(re.findall(r'alert\(\s*"([A-Z_]+)"', source.read_text()))
     assert raised == set(INTEGRITY)
+
+
+def test_every_floor_alert_code_has_words_that_take_its_figures() -> None:
+    """The floor view says an alert from its code and figures (`station.floor.said`): each
+    code's words in every language, with a placeholder for each figure the floor sends and
+    none it does not (a figure renamed on one side fails here, not as an empty gap in a
+    French supervisor's sentence)."""
+    for language in LANGUAGES:
+        table = catalogue(language)
+        for code, figures in SAID_CODES.items():
+            assert set(re.findall(r"\{(\w+)\}", table[f"said.{code}"])) == set(figures), (
+                language,
+                code,
+            )
+
+
+def test_every_notice_the_station_journals_has_words() -> None:
+    """A journal notice is its fixed message (the journal's language-free record); the
+    dashboard's journal says each one from the catalogue (`notice.<message>`): a notice
+    added to the station without its words in every language fails here."""
+    messages = notice_messages()
+    assert {"journal restored", "journal discontinuity", "webhook events refused"} <= messages
+    for language in LANGUAGES:
+        table = catalogue(language)
+        assert {m for m in messages if f"notice.{m}" not in table} == set(), language

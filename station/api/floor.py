@@ -117,7 +117,21 @@ class AlertOut(BaseModel):
         "notice: held for good, no epoch), STALE_HEARTBEAT (a signed heartbeat sent again "
         "or too old: ignored)"
     )
-    message: str = Field(description="what happened and what the floor did")
+    message: str = Field(
+        description="what happened and what the floor did, in English (for logs and older "
+        "clients; a screen puts `code` and `params` into its own words)"
+    )
+    code: str | None = Field(
+        None,
+        description="what the message says, language-free (gap_row, chain, forged_unsigned, "
+        "held_full_pending, stale_behind, station_protection, ...: station.floor.said.CODES); "
+        "null: an alert of an archive older than codes, shown as its message",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the figures the code's words take (rows, hash prefixes, a key's "
+        "fingerprint, a table, a count; a protection alert's own fields)",
+    )
     raised: str = Field(description="when (UTC)")
     resolved: str | None = Field(
         description="when the missing rows came (gap) or a supervisor accepted the gap or "
@@ -132,8 +146,16 @@ class AlertOut(BaseModel):
 
 
 class StationAlertOut(BaseModel):
-    code: str = Field(description="what happened, e.g. conflict")
-    message: str
+    code: str = Field(description="what happened: foreign, discontinuity or conflict")
+    message: str = Field(description="the station's words, in English (logs, older clients)")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the figures a screen says it with in its own words (by code): the "
+        "station's `detail` (its record of what it found), foreign's `stream_seq` and "
+        "`after`; a conflict the floor made from ignored heartbeats: `why` (publisher: its "
+        "publisher is refused; journal: its journal is not the archived one); none from an "
+        "older station",
+    )
     ts: str = Field(description="when, by the station's clock (UTC)")
     heartbeats_ignored: int = Field(
         description="conflict: the heartbeats of another journal's station ignored for the "
@@ -203,7 +225,16 @@ class FloorTable(BaseModel):
     alerts: list[AlertOut] = Field(description="the table's open alerts")
     problem: str | None = Field(
         description="why the floor cannot show the table's state, or why it may be off "
-        "(rows accepted as missing, until the next shoe)"
+        "(rows accepted as missing, until the next shoe), in English"
+    )
+    problem_code: str | None = Field(
+        None,
+        description="the problem, language-free (problem_rules, problem_settings, "
+        "unsure_row, unsure_rows, unsure_chain, unsure_epoch), which a screen says in its "
+        "own words; null: no problem",
+    )
+    problem_params: dict[str, Any] = Field(
+        default_factory=dict, description="the figures the problem's words take"
     )
     state_known: bool = Field(
         description="false after rows accepted as missing (or a new chain): game, shoe and "
@@ -459,7 +490,9 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
     @app.get("/api/whoami", responses=refusals(401, 413, 429))
     async def whoami(request: Request) -> dict[str, Any]:
         """The token's name and role (401 for an unknown token); without a token, whether
-        the floor is public. The floor page's login checks a token with this."""
+        the floor is public. The floor page's login checks a token with this; its
+        `language` is the floor view's default (`[floor] language`: a person's own choice
+        and their browser's come first)."""
         who = identify(request)
         role = who.role if who else None
         config = service_of(request).config
@@ -469,6 +502,7 @@ def create_floor_app(service: FloorService, tokens: TokenStore) -> FastAPI:
             "acts_as": None if role == "rig" else role,
             "public_read": config.api.public_read,
             "site": config.broker.site,
+            "language": config.floor.language,
         }
 
     @app.get("/api/health", responses=refusals(413))

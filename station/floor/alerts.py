@@ -12,6 +12,7 @@ commits.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,9 @@ import orjson
 from station.core.protection import ALERT_CODES, SHOE_SEQUENCE
 from station.floor.arrival import FloorRow
 from station.floor.decisions import Decision, read_decisions
+from station.floor.said import Said
+
+log = logging.getLogger("station.floor.archive")
 
 #: The actor of a station's game-protection notices (`station.live.protection.monitor.ACTOR`).
 PROTECTION_ACTOR = "protection"
@@ -58,6 +62,10 @@ class Alert:
     #: The supervisor's acknowledgement, and the decision that resolved it (accepted).
     acknowledged: Decision | None = None
     resolved_by: Decision | None = None
+    #: What the screens put into words (`said`); None: an alert of an archive older than
+    #: codes (schema 5), shown as its message.
+    code: str | None = None
+    params: dict[str, Any] | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -66,6 +74,8 @@ class Alert:
             "seq": self.seq,
             "kind": self.kind,
             "message": self.message,
+            "code": self.code,
+            "params": self.params or {},
             "raised": self.raised,
             "resolved": self.resolved,
             "acknowledged": None if self.acknowledged is None else self.acknowledged.to_api(),
@@ -78,18 +88,30 @@ def read_alerts(db: sqlite3.Connection, limit: int) -> list[Alert]:
     all, with the decisions that acknowledged or resolved them (any connection: the
     consumer's, the protection thread's)."""
     rows = db.execute(
-        "SELECT id, table_id, seq, kind, message, raised, resolved, acknowledged, resolved_by "
-        "FROM alert WHERE resolved IS NULL "
+        "SELECT id, table_id, seq, kind, message, raised, resolved, acknowledged, resolved_by, "
+        "code, params FROM alert WHERE resolved IS NULL "
         "OR id > (SELECT coalesce(max(id), 0) FROM alert) - ? ORDER BY id DESC",
         (limit,),
     ).fetchall()
-    wanted = {d for r in rows for d in r[7:] if d is not None}
+    wanted = {d for r in rows for d in r[7:9] if d is not None}
     decisions: dict[int | None, Decision] = {}
     if wanted:
         marks = ", ".join("?" * len(wanted))
         decisions = {d.id: d for d in read_decisions(db, f"id IN ({marks})", tuple(wanted))}
     return [
-        Alert(r[0], r[1], r[2], r[3], r[4], r[5], r[6], decisions.get(r[7]), decisions.get(r[8]))
+        Alert(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            decisions.get(r[7]),
+            decisions.get(r[8]),
+            r[9],
+            None if r[10] is None else orjson.loads(r[10]),
+        )
         for r in rows
     ]
 
@@ -110,26 +132,32 @@ def shoe_of(message: str) -> int | None:
 
 
 def raise_alert(
-    db: sqlite3.Connection, table: str, seq: int | None, kind: str, message: str, raised: str
+    db: sqlite3.Connection, table: str, seq: int | None, kind: str, said: Said, raised: str
 ) -> Alert:
     """Insert an alert however many of its kind are open."""
+    params = dict(said.params)
+    code: str | None = said.code
+    if not said.fits():
+        log.error("alert code %s with figures %s its words do not take", code, sorted(params))
+        code = None
     cur = db.execute(
-        "INSERT INTO alert (table_id, seq, kind, message, raised) VALUES (?, ?, ?, ?, ?)",
-        (table, seq, kind, message, raised),
+        "INSERT INTO alert (table_id, seq, kind, message, raised, code, params) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (table, seq, kind, said.message, raised, code, orjson.dumps(params).decode()),
     )
     assert cur.lastrowid is not None
-    return Alert(cur.lastrowid, table, seq, kind, message, raised)
+    return Alert(cur.lastrowid, table, seq, kind, said.message, raised, code=code, params=params)
 
 
 def raise_once(
-    db: sqlite3.Connection, table: str, seq: int | None, kind: str, message: str, raised: str
+    db: sqlite3.Connection, table: str, seq: int | None, kind: str, said: Said, raised: str
 ) -> Alert | None:
     """Raise an alert, unless one of this kind is open for the table already (None): a
     replaced journal sends hundreds of rows that do not fit; the first says it, the held
     rows count the rest."""
     if is_open(db, table, kind):
         return None
-    return raise_alert(db, table, seq, kind, message, raised)
+    return raise_alert(db, table, seq, kind, said, raised)
 
 
 def is_open(db: sqlite3.Connection, table: str, kind: str) -> bool:
@@ -141,12 +169,18 @@ def is_open(db: sqlite3.Connection, table: str, kind: str) -> bool:
     return found is not None
 
 
-def gap_words(head_seq: int, seq: int) -> str:
+def gap_words(head_seq: int, seq: int) -> Said:
     """A gap alert's words: row `seq` came while the archive ends at row `head_seq`."""
-    missing = f"row {head_seq + 1}" if seq == head_seq + 2 else f"rows {head_seq + 1}-{seq - 1}"
-    return (
+    one = seq == head_seq + 2
+    missing = f"row {head_seq + 1}" if one else f"rows {head_seq + 1}-{seq - 1}"
+    message = (
         f"row {seq} arrived but the archive ends at row {head_seq}: {missing} missing; it "
         "and later rows are held until the missing rows come"
+    )
+    if one:
+        return Said("gap_row", message, {"seq": seq, "head": head_seq, "missing": head_seq + 1})
+    return Said(
+        "gap_rows", message, {"seq": seq, "head": head_seq, "from": head_seq + 1, "to": seq - 1}
     )
 
 
@@ -185,7 +219,9 @@ def station_alert(db: sqlite3.Connection, row: FloorRow, received: str) -> Alert
     words = f"the station says (shoe at row {shoe}): {event.get('message')}"
     advice = event.get("advice")
     message = f"{words}; {advice}" if isinstance(advice, str) else words
-    return raise_alert(db, row.table, row.seq, code, message, received)
+    figures = {k: v for k, v in event.items() if k not in ("type", "message", "advice")}
+    said = Said("station_protection", message, figures)
+    return raise_alert(db, row.table, row.seq, code, said, received)
 
 
 def _sequence_alerted(db: sqlite3.Connection, table: str, shoe: object, earlier: object) -> bool:

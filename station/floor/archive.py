@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from station.floor import epochs, holding, keys, supervision
+from station.floor import epochs, holding, keys, rowwords, supervision
 from station.floor.alerts import (
     EPOCH,
     FORGED_MESSAGE,
@@ -65,6 +65,7 @@ from station.floor.committed import Committed, Heads
 from station.floor.decisions import Decision, checked_reason
 from station.floor.keys import Checked, TableKey, read_keys, write_key
 from station.floor.reading import ArchiveReader
+from station.floor.said import Said
 from station.floor.schema import open_archive, read_tips, unlock, write_tips
 from station.floor.tip import Tip
 from station.shared.rows import GENESIS, now_ts
@@ -173,7 +174,7 @@ class Archive(ArchiveReader):
                 arrival.body,
                 received,
                 "malformed",
-                f"a message that is not a journal row ({exc}); it is held, not archived",
+                rowwords.malformed(exc),
             )
             return
         table, seq, body = row.table, row.seq, arrival.body
@@ -191,8 +192,7 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "altered",
-                f"row {seq}: its hash does not match its contents (changed on the way or "
-                "in the journal); it is held, not archived",
+                rowwords.altered(seq),
             )
             return
         checked = self._check(row)
@@ -206,7 +206,9 @@ class Archive(ArchiveReader):
         branch = epochs.follows(self._db, row)  # a later row of a held branch
         if branch is not None:
             kind = EPOCH if branch == "epoch" else ROLLBACK
-            self._held(done, table, seq, row.hash, branch, body, received, kind, "", signer=signer)
+            self._held(
+                done, table, seq, row.hash, branch, body, received, kind, None, signer=signer
+            )
             return
         if seq > head_seq + 1:
             words = gap_words(head_seq, seq)
@@ -224,9 +226,7 @@ class Archive(ArchiveReader):
                 body,
                 received,
                 "chain",
-                f"row {seq} does not link to row {head_seq} (its prev_hash "
-                f"{row.prev_hash[:12]}… is not {head_hash[:12]}…): the chain is broken; "
-                "the row and every later one are held, not archived",
+                rowwords.chain(seq, head_seq, row.prev_hash, head_hash),
                 signer=signer,
             )
             return
@@ -258,7 +258,7 @@ class Archive(ArchiveReader):
             if branch is not None:  # a later row of a branch held already (alerted)
                 kind = EPOCH if branch == "epoch" else ROLLBACK
                 self._held(
-                    done, table, seq, row.hash, branch, body, received, kind, "", signer=signer
+                    done, table, seq, row.hash, branch, body, received, kind, None, signer=signer
                 )
                 return
         late = None if have is not None else supervision.accepted_gap(db, table, seq)
@@ -277,9 +277,7 @@ class Archive(ArchiveReader):
             body,
             received,
             "conflict",
-            f"row {seq} arrived again with other contents (hash {row.hash[:12]}…, the "
-            f"archive has {have[:12] if have else 'none'}…): the table's journal "
-            "was changed or replaced; the new row is held, not archived",
+            rowwords.conflict(seq, row.hash, have),
             signer=signer,
         )
 
@@ -349,7 +347,7 @@ class Archive(ArchiveReader):
         self, row: FloorRow, body: bytes, received: str, done: Committed, checked: Checked
     ) -> None:
         """A row its station did not sign: held, counted, alerted (once while open)."""
-        words = checked.words or f"row {row.seq} is not signed by the table's key"
+        words = checked.words or rowwords.unsigned(row.seq)
         self._held(done, row.table, row.seq, row.hash, "forged", body, received, FORGED_ROW, words)
 
     def _pending(
@@ -358,10 +356,10 @@ class Archive(ArchiveReader):
         """A signed row of a table whose key waits for a supervisor (first use)."""
         if checked.key is not None and row.table not in self._keys_now:
             self._set_key(checked.key)
-        words = checked.words or "the table's key waits for a supervisor"
+        said = checked.words or rowwords.KEY_WAITS
         signer = self._signer(row, checked)
         self._held(
-            done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, words, signer=signer
+            done, row.table, row.seq, row.hash, "key", body, received, NEW_KEY, said, signer=signer
         )
 
     def _archive(
@@ -416,7 +414,7 @@ class Archive(ArchiveReader):
         body: bytes,
         received: str,
         kind: str,
-        message: str,
+        message: Said | None,
         every: bool = False,
         *,
         signer: int = holding.UNSIGNED,
@@ -445,9 +443,9 @@ class Archive(ArchiveReader):
         )
         if cur.rowcount == 1:
             done.held += 1
-            if message and every:
+            if message is not None and every:
                 done.alerted(raise_alert(self._db, table, seq, kind, message, received))
-            elif message:  # none: a row held behind one already alerted
+            elif message is not None:  # none: a row held behind one already alerted
                 done.alerted(raise_once(self._db, table, seq, kind, message, received))
 
     def _dropped(self, table: str, signer: int, received: str, done: Committed) -> None:
@@ -474,11 +472,8 @@ class Archive(ArchiveReader):
             held_id, row = (linked or candidates)[0]
             if row.prev_hash != head_hash:
                 self._db.execute("UPDATE held SET reason = 'chain' WHERE id = ?", (held_id,))
-                words = (
-                    f"row {row.seq} (held after a gap) does not link to row {head_seq}: the "
-                    "chain is broken; it stays held"
-                )
-                done.alerted(raise_once(self._db, table, row.seq, "chain", words, received))
+                said = rowwords.chain_after_gap(row.seq, head_seq)
+                done.alerted(raise_once(self._db, table, row.seq, "chain", said, received))
                 break
             checked = self._check(row)  # again: a key may have changed meanwhile
             if checked.verdict != keys.OK:
@@ -488,7 +483,7 @@ class Archive(ArchiveReader):
                     "UPDATE held SET reason = ?, signer = ? WHERE id = ?",
                     (reason, holding.UNSIGNED, held_id),
                 )
-                words = checked.words or f"row {row.seq} is not signed by the table's key"
+                words = checked.words or rowwords.unsigned(row.seq)
                 done.alerted(raise_once(self._db, table, row.seq, kind, words, received))
                 break
             self._db.execute("DELETE FROM held WHERE id = ?", (held_id,))
@@ -622,7 +617,7 @@ class Archive(ArchiveReader):
 
         return self._transaction(work)
 
-    def forged_message(self, table: str, words: str, kind: str = FORGED_MESSAGE) -> Committed:
+    def forged_message(self, table: str, words: Said, kind: str = FORGED_MESSAGE) -> Committed:
         """A heartbeat or an alert in the table's name that its station did not sign
         (FORGED_MESSAGE), or a signed heartbeat sent again (STALE_HEARTBEAT): alerted,
         once while the alert is open."""

@@ -19,6 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from station.floor.said import Said
 from station.shared.messages import Heartbeat
 
 
@@ -47,31 +48,36 @@ def moment(ts: str) -> datetime | None:
 
 def stale(
     beat: Heartbeat, last: Believed | None, now: float, window: float, skew: float
-) -> str | None:
+) -> Said | None:
     """Why the signed `beat` is not to be believed (None: it is): `last` the table's last
     believed one, `now` the floor's clock (seconds since the epoch), `window` how old a
     heartbeat may be by it (`offline_after` + `skew`), `skew` how far ahead."""
     at = moment(beat.ts)
     if at is None:
-        return f"its time {beat.ts[:40]!r} is not an ISO time"
+        words = f"its time {beat.ts[:40]!r} is not an ISO time"
+        return Said("stale_not_iso", words, {"ts": beat.ts[:40]})
     before = None if last is None else moment(last.ts)
     if last is not None and before is not None and at <= before:
-        return (
+        words = (
             f"its time {beat.ts} is not after the last heartbeat believed ({last.ts}): "
             "sent again or out of order (a replay with the table's broker login?)"
         )
+        return Said("stale_replayed", words, {"ts": beat.ts, "last": last.ts})
     age = now - at.timestamp()
     if age > window:
-        return (
+        words = (
             f"its time {beat.ts} is {age:.0f} s behind the floor's clock (at most "
             f"{window:.0f} s): an old heartbeat sent again (a replay?), or the station's "
             "clock is behind (check its NTP time)"
         )
+        figures = {"ts": beat.ts, "age": round(age), "window": round(window)}
+        return Said("stale_behind", words, figures)
     if age < -skew:
-        return (
+        words = (
             f"its time {beat.ts} is {-age:.0f} s ahead of the floor's clock (at most "
             f"{skew:.0f} s): the station's clock is ahead (check its NTP time)"
         )
+        return Said("stale_ahead", words, {"ts": beat.ts, "age": round(-age), "skew": round(skew)})
     return None
 
 

@@ -45,6 +45,7 @@ from station.floor.archive import Archive, Committed
 from station.floor.arrival import FloorRow
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import Decision
+from station.floor.said import Said
 from station.floor.tip import Tip
 from station.floor.witness import Witness
 from station.shared.messages import Alert as StationAlert
@@ -89,6 +90,9 @@ class Refused:
     why: str
     heartbeat: Heartbeat
     count: int = 0
+    #: Why, language-free: "publisher" (its publisher is refused) or "journal" (its
+    #: journal is not the archived one).
+    code: str = "journal"
 
 
 class TableView:
@@ -101,12 +105,12 @@ class TableView:
         self.hash: str | None = None
         #: Why the table's state is not known (rows accepted as missing, a new chain)
         #: until its next shoe starts it afresh; None: replayed from every row.
-        self.unsure: str | None = None
+        self.unsure: Said | None = None
         self.settings: dict[str, Any] | None = None
         self.table: Table | None = None
         self.suspended_since: int | None = None
         #: Why the floor cannot follow this table's state (its rows are archived anyway).
-        self.problem: str | None = None
+        self.problem: Said | None = None
         self._snapshot: TableSnapshot | None = None
 
     def load(self, archive: Archive, tip: Tip) -> None:
@@ -150,13 +154,14 @@ class TableView:
             and row.verdict is not None
             and orjson.loads(row.verdict) != verdict
         ):
-            self.problem = (
+            words = (
                 f"row {row.seq}: the floor's rules decide {orjson.dumps(verdict).decode()} but "
                 f"the station decided {row.verdict}: the station and the floor service run "
                 "different versions (the rows are archived as the station sent them); "
                 "upgrade the older one"
             )
-            log.warning("table %s: %s", self.id, self.problem)
+            self.problem = Said("problem_rules", words, {"seq": row.seq})
+            log.warning("table %s: %s", self.id, words)
         if decided.began:
             self.suspended_since = row.seq
         elif decided.cleared:
@@ -166,22 +171,26 @@ class TableView:
         """A row a supervisor let the archive take without its chain: after a gap
         accepted as missing, the first of a new chain, or of a new epoch (a restored
         journal: its rows number again from the backup's end)."""
+        figures: dict[str, Any] = {"seq": row.seq}
         if row.seq <= self.seq:
-            what = f"a new epoch accepted from row {row.seq} (a restored journal)"
-        elif row.seq != self.seq + 1:
-            missing = (
-                f"row {self.seq + 1}"
-                if row.seq == self.seq + 2
-                else f"rows {self.seq + 1}-{row.seq - 1}"
+            code, what = (
+                "unsure_epoch",
+                f"a new epoch accepted from row {row.seq} (a restored journal)",
             )
-            what = f"{missing} accepted as missing"
+        elif row.seq == self.seq + 2:
+            code, what = "unsure_row", f"row {self.seq + 1} accepted as missing"
+            figures = {"missing": self.seq + 1}
+        elif row.seq != self.seq + 1:
+            code, what = "unsure_rows", f"rows {self.seq + 1}-{row.seq - 1} accepted as missing"
+            figures = {"from": self.seq + 1, "to": row.seq - 1}
         else:
-            what = f"a new chain accepted from row {row.seq}"
-        self.unsure = (
+            code, what = "unsure_chain", f"a new chain accepted from row {row.seq}"
+        words = (
             f"{what}: the table's state is not known without the rows before it; it shows "
             "again from the table's next shoe"
         )
-        log.warning("table %s: %s", self.id, self.unsure)
+        self.unsure = Said(code, words, figures)
+        log.warning("table %s: %s", self.id, words)
 
     def _afresh(self) -> None:
         """A shoe the station accepted after rows the floor lacks: the table starts afresh
@@ -202,12 +211,13 @@ class TableView:
             self.problem = None
         except (TypeError, ValueError) as exc:
             self.table = None
-            self.problem = (
+            words = (
                 f"this station's table settings {settings} are not known here ({exc}): its "
                 "rows are archived, but the floor cannot show its state; upgrade the floor "
                 "service"
             )
-            log.warning("table %s: %s", self.id, self.problem)
+            self.problem = Said("problem_settings", words, {"detail": str(exc)})
+            log.warning("table %s: %s", self.id, words)
 
     def snapshot(self) -> TableSnapshot | None:
         """The table's snapshot after its last archived row (taken once per row)."""
@@ -241,11 +251,23 @@ def _refusal(view: TableView, beat: Heartbeat, archived: str | None) -> str | No
     )
 
 
-def _said(code: str, message: str, ts: str) -> dict[str, Any]:
+def _problem(said: Said | None) -> dict[str, Any]:
+    """Why the floor cannot show the table's state, in English (`problem`) and as a code
+    and figures the floor view says in its own words."""
+    if said is None:
+        return {"problem": None, "problem_code": None, "problem_params": {}}
+    code = said.code if said.fits() else None  # figures its words do not take: its message
+    return {"problem": said.message, "problem_code": code, "problem_params": dict(said.params)}
+
+
+def _said(
+    code: str, message: str, ts: str, params: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A station's alert as the table's line shows it (no heartbeat ignored yet)."""
     return {
         "code": code,
         "message": message,
+        "params": dict(params or {}),
         "ts": ts,
         "heartbeats_ignored": 0,
         "ignored_seq": None,
@@ -404,7 +426,8 @@ class Board:
             refused = self.refused.get(beat.table)
             if refused is None or refused.why != why:
                 log.warning("table %s: a heartbeat ignored: %s", beat.table, why)
-                refused = Refused(why, beat, refused.count if refused else 0)
+                code = "publisher" if beat.floor == REFUSED else "journal"
+                refused = Refused(why, beat, refused.count if refused else 0, code)
                 self.refused[beat.table] = refused
             refused.heartbeat = beat
             refused.count += 1
@@ -523,7 +546,7 @@ class Board:
             "dropped": self.dropped.get(table_id, 0),
             **self._decidable(table_id, view.seq),
             "alerts": [a.to_api() for a in self.alerts if a.table == table_id and not a.resolved],
-            "problem": view.problem or view.unsure,
+            **_problem(view.problem or view.unsure),
             "state_known": view.unsure is None,
             "accepted": [d.to_api() for d in self.decisions.get(table_id, [])],
             "publisher": beat.heartbeat.floor if beat is not None else None,
@@ -535,13 +558,15 @@ class Board:
         """What the table's stations said, the heartbeats refused for its line counted on
         its latest conflict alert (one made from them if no station said so: the alert
         is not kept by the broker, a floor started later has not heard it)."""
-        said = [_said(a.code, a.message, a.ts) for a in self.station_alerts.get(table_id, [])]
+        said = [
+            _said(a.code, a.message, a.ts, a.params) for a in self.station_alerts.get(table_id, [])
+        ]
         refused = self.refused.get(table_id)
         if refused is None:
             return said
         conflict = next((a for a in reversed(said) if a["code"] == CONFLICT), None)
         if conflict is None:
-            conflict = _said(CONFLICT, refused.why, refused.heartbeat.ts)
+            conflict = _said(CONFLICT, refused.why, refused.heartbeat.ts, {"why": refused.code})
             said.append(conflict)
         conflict["heartbeats_ignored"] = refused.count
         conflict["ignored_seq"] = refused.heartbeat.seq

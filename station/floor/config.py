@@ -24,6 +24,7 @@ from pydantic import (
 from station.core.protection import FALSE_ALARM_BUDGET
 from station.floor.holding import HELD_ROWS
 from station.shared.broker_login import BrokerLogin
+from station.shared.catalogue import LANGUAGES
 from station.shared.config import LogConfig, TokenEntry, parse_bind
 from station.shared.config import resolve as _resolve
 from station.shared.messages import (
@@ -289,6 +290,19 @@ class FloorSettings(Section):
         "HELD_FULL): one login's flood cannot fill the floor's disk. Rows the trusted key "
         "signed are always kept",
     )
+    language: str = Field(
+        "en",
+        description=f"the floor view's default language, one of {', '.join(LANGUAGES)}, for "
+        "a person whose browser asks for none of them and who has not chosen one (each "
+        "person's choice, in the header's switch, is remembered by their browser)",
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: str) -> str:
+        if value not in LANGUAGES:
+            raise ValueError(f"must be one of {', '.join(LANGUAGES)}, got {value!r}")
+        return value
 
 
 class FloorProtectionConfig(Section):

@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from station.floor.arrival import FloorRow
+from station.floor.said import Said
 from station.floor.tip import Tip
 from station.shared.rows import GENESIS
 
@@ -166,7 +167,7 @@ def station_epoch(row: FloorRow) -> int | None:
     return number if isinstance(number, int) and not isinstance(number, bool) else None
 
 
-def branch_words(row: FloorRow, head_seq: int, number: int) -> str:
+def branch_words(row: FloorRow, head_seq: int, number: int) -> Said:
     """The `epoch` alert's words: row `seq`, an epoch's notice, branches off the archive."""
     station = station_epoch(row)
     message = orjson.loads(row.event).get("message")
@@ -177,17 +178,26 @@ def branch_words(row: FloorRow, head_seq: int, number: int) -> str:
         else "the table's station found its journal rolled back or cut and began a new "
         "epoch (`journal discontinuity`): find out who changed its files"
     )
-    return (
+    words = (
         f"row {row.seq} follows archived row {row.seq - 1} but is not the archived row "
         f"{row.seq}: {why}{said}; it would begin epoch {number} of the table. Its rows are "
         f"held until a supervisor accepts the new chain; rows {row.seq}-{head_seq} of epoch "
         f"{number - 1} stay archived"
     )
+    figures = {
+        "seq": row.seq,
+        "prev": row.seq - 1,
+        "head": head_seq,
+        "number": number,
+        "before": number - 1,
+    }
+    code = "epoch_restored" if message == RESTORED else "epoch_discontinuity"
+    return Said(code, words, figures)
 
 
-def rollback_words(row: FloorRow, head_seq: int) -> str:
+def rollback_words(row: FloorRow, head_seq: int) -> Said:
     """The ROLLBACK alert's words: row `seq` branches off the archive and begins no epoch."""
-    return (
+    words = (
         f"row {row.seq} follows archived row {row.seq - 1} but is not the archived row "
         f"{row.seq}, and it is no `journal restored` or `journal discontinuity` notice: the "
         "table's journal was rolled back or cut without `station journal restore` (its "
@@ -197,6 +207,7 @@ def rollback_words(row: FloorRow, head_seq: int) -> str:
         "the table, find out who changed its journal, and put it back with `station journal "
         "restore BACKUP --from-floor URL`"
     )
+    return Said("rollback", words, {"seq": row.seq, "prev": row.seq - 1, "head": head_seq})
 
 
 def begin(db: sqlite3.Connection, row: FloorRow, number: int, decision: int | None) -> int:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from station.floor.said import Said
+
 #: The default bound a table (`[floor] held_rows`): above what an honest table holds
 #: unsigned for a supervisor (a first-use key's rows before it is accepted, an unsigned
 #: station's broken chain: a shoe is about 490 rows, so about 20 shoes), and what a disk
@@ -79,9 +81,10 @@ def read_dropped(db: sqlite3.Connection) -> dict[str, int]:
     return {t: n for t, n in db.execute("SELECT table_id, rows FROM dropped ORDER BY table_id")}
 
 
-def full_words(table: str, signer: int, bound: int) -> str:
+def full_words(table: str, signer: int, bound: int) -> Said:
     """The HELD_FULL alert's words, for the kind of rows (`signer`) whose bound is full."""
-    if signer == PENDING_KEY:
+    pending = signer == PENDING_KEY
+    if pending:
         what = (
             "signed by the key its station named on first use, which waits for a supervisor "
             "(accept the key if it is the station's: its rows are then archived; set the "
@@ -89,10 +92,12 @@ def full_words(table: str, signer: int, bound: int) -> str:
         )
     else:
         what = "its key did not sign (forged, malformed, another key's)"
-    return (
+    words = (
         f"table {table}'s archive holds {bound} rows {what}: the most [floor] held_rows "
         "keeps; more such rows are not stored, only counted on the table's line "
         "(dropped). If they are junk, someone floods the table's subject with its broker "
         "login: change that login's password (the broker's config) and find who had it. "
         "Rows the table's trusted key signed are still kept and archived"
     )
+    code = "held_full_pending" if pending else "held_full_unsigned"
+    return Said(code, words, {"table": table, "bound": bound})

@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from station.floor.arrival import FloorRow
+from station.floor.said import Said
 from station.shared.keychain import ROTATED, key_named
 from station.shared.signing import PublicKey, SigningError
 
@@ -98,7 +99,7 @@ class Checked:
     the table's key after the row (a key named, a hand-over), None: unchanged."""
 
     verdict: str
-    words: str | None = None
+    words: Said | None = None
     key: TableKey | None = None
 
 
@@ -168,7 +169,8 @@ def check_row(table: str, held: TableKey | None, row: FloorRow) -> Checked:
     try:
         named, event = _named(row)
     except SigningError as exc:
-        return Checked(FORGED, f"row {row.seq} names a signing key that cannot be read ({exc})")
+        words = f"row {row.seq} names a signing key that cannot be read ({exc})"
+        return Checked(FORGED, Said("forged_bad_key", words, {"seq": row.seq, "detail": str(exc)}))
     if held is None:
         return _first_use(table, named, row)
     if held.state == "pending":  # nothing is trusted yet: every row waits, and is checked
@@ -177,18 +179,20 @@ def check_row(table: str, held: TableKey | None, row: FloorRow) -> Checked:
     assert key is not None
     if named is not None and named != key:
         if event.get("message") != ROTATED:
-            return Checked(
-                FORGED,
+            words = (
                 f"row {row.seq} names key {named.fingerprint}, but the table's key is "
                 f"{key.fingerprint}: a new key takes over only by a rotation the old key "
-                "endorses (`station key rotate`)",
+                "endorses (`station key rotate`)"
             )
+            figures = {"seq": row.seq, "named": named.fingerprint, "fp": key.fingerprint}
+            return Checked(FORGED, Said("forged_other_key", words, figures))
         if not key.verify_endorsement(named, event.get("endorsement")):
-            return Checked(
-                FORGED,
+            words = (
                 f"row {row.seq} hands the table over to key {named.fingerprint} without the "
-                f"endorsement of its key {key.fingerprint}",
+                f"endorsement of its key {key.fingerprint}"
             )
+            figures = {"seq": row.seq, "named": named.fingerprint, "fp": key.fingerprint}
+            return Checked(FORGED, Said("forged_handover", words, figures))
         if not named.verify_row(row.hash, row.signature):
             return Checked(FORGED, _not_signed(row, named))
         return Checked(OK, key=TableKey(table, named, "trusted", ROTATION, row.seq, held.anchor))
@@ -207,7 +211,9 @@ def _first_use(table: str, named: PublicKey | None, row: FloorRow) -> Checked:
     """A row of a table whose key the floor does not know yet."""
     if row.signature is None:
         if named is not None:
-            return Checked(FORGED, f"row {row.seq} names key {named.fingerprint} but is unsigned")
+            words = f"row {row.seq} names key {named.fingerprint} but is unsigned"
+            figures = {"seq": row.seq, "fp": named.fingerprint}
+            return Checked(FORGED, Said("forged_named_unsigned", words, figures))
         return Checked(OK)  # an unsigned journal: archived as such
     if named is None:
         pending = TableKey(table, None, "pending", FIRST_USE)
@@ -230,37 +236,45 @@ def named_key(row: FloorRow) -> PublicKey | None:
     return named
 
 
-def _unsigned_words(row: FloorRow, held: TableKey) -> str:
-    where = "the floor's config names" if held.origin == CONFIG else "a supervisor set"
+def _unsigned_words(row: FloorRow, held: TableKey) -> Said:
+    config = held.origin == CONFIG
+    where = "the floor's config names" if config else "a supervisor set"
     assert held.key is not None
-    return (
+    words = (
         f"row {row.seq} is unsigned, but {where} the table's key {held.key.fingerprint}, "
         "which covers the table from row 1: not written by its station (forged with the "
         "table's broker login?); it is held, never archived"
     )
+    code = "forged_config" if config else "forged_set"
+    return Said(code, words, {"seq": row.seq, "fp": held.key.fingerprint})
 
 
-def _not_signed(row: FloorRow, key: PublicKey) -> str:
-    what = "is unsigned" if row.signature is None else "has a signature that does not verify"
-    return (
+def _not_signed(row: FloorRow, key: PublicKey) -> Said:
+    unsigned = row.signature is None
+    what = "is unsigned" if unsigned else "has a signature that does not verify"
+    words = (
         f"row {row.seq} {what} with the table's key {key.fingerprint}: not written by its "
         "station (forged with the table's broker login, or changed on the way); it is held, "
         "never archived"
     )
+    code = "forged_unsigned" if unsigned else "forged_bad_signature"
+    return Said(code, words, {"seq": row.seq, "fp": key.fingerprint})
 
 
-def _pending_words(seq: int, pending: TableKey) -> str:
+def _pending_words(seq: int, pending: TableKey) -> Said:
     if pending.key is None:
-        return (
+        words = (
             f"row {seq} is signed, but the floor knows no key of this table and its rows name "
             "none: a supervisor sets the key `station key show` prints at the table (set-key), "
             "or give [[table]] public_key; its rows are held until then"
         )
-    return (
+        return Said("key_unknown", words, {"seq": seq})
+    words = (
         f"the table's station names key {pending.key.fingerprint} (first use): compare it "
         "with `station key show` at the table, then accept it on the floor view; its rows "
         f"from row {seq} are held until then"
     )
+    return Said("key_named", words, {"seq": seq, "fp": pending.key.fingerprint})
 
 
 def trusted_keys(keys: Mapping[str, TableKey]) -> dict[str, PublicKey]:

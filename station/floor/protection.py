@@ -42,10 +42,11 @@ from typing import Any
 import orjson
 
 from station.core.protection import SHOE_SEQUENCE, Alert, Protector, run_length
-from station.floor.alerts import ALERTS_KEPT, read_alerts, shoe_of
+from station.floor.alerts import ALERTS_KEPT, raise_alert, read_alerts, shoe_of
 from station.floor.alerts import Alert as FloorAlert
 from station.floor.arrival import FloorRow
 from station.floor.config import FloorServiceConfig
+from station.floor.said import Said
 from station.shared.protection_index import ProtectionIndexError, SqliteHistory
 from station.shared.rows import CREATED, now_ts
 
@@ -64,14 +65,17 @@ _Row = tuple[str, int, str, str, str, str | None]
 _Batch = tuple[dict[str, int], tuple[_Row, ...]]
 
 
-def alert_words(table: str, alert: Alert, k: int) -> str:
+def alert_words(table: str, alert: Alert, k: int) -> Said:
     """How the floor names a floor-wide SHOE_SEQUENCE: the table, its shoe (the journal
     row of its `shoe` event), the card, and the earlier shoe (its table, row and time)."""
-    return (
+    words = (
         f"floor check: table {table}, shoe at row {alert.shoe}, row {alert.seq}: "
         f"{alert.message} (k = {k} over the floor's shoes); stop dealing from this shoe, "
         "keep its cards and call surveillance"
     )
+    figures = {n: v for n, v in alert.as_dict().items() if n not in ("code", "message", "advice")}
+    figures |= {"alert": alert.code, "table": table, "seq": alert.seq, "floor_k": k}
+    return Said("floor_protection", words, figures)
 
 
 class FloorProtection:
@@ -160,7 +164,16 @@ class FloorProtection:
         """The check being off, as an alert of the floor's list (not of a table)."""
         if self.error is None:
             return None
-        return FloorAlert(0, "", None, "protection", self.error, self.error_raised or now_ts())
+        return FloorAlert(
+            0,
+            "",
+            None,
+            "protection",
+            self.error,
+            self.error_raised or now_ts(),
+            code="protection_off",
+            params={"error": self.error},
+        )
 
     # -- the thread -----------------------------------------------------------------------
 
@@ -300,14 +313,10 @@ class FloorProtection:
         db.execute("BEGIN IMMEDIATE")
         try:
             for table, alert in fresh:
-                words = alert_words(table, alert, int(alert.details.get("k", 0)))
-                db.execute(
-                    "INSERT INTO alert (table_id, seq, kind, message, raised) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (table, alert.seq, SHOE_SEQUENCE, words, raised),
-                )
-                self._raised.setdefault((table, alert.shoe), []).append(words)
-                log.error("floor alert: table %s: %s", table, words)
+                said = alert_words(table, alert, int(alert.details.get("k", 0)))
+                raise_alert(db, table, alert.seq, SHOE_SEQUENCE, said, raised)
+                self._raised.setdefault((table, alert.shoe), []).append(said.message)
+                log.error("floor alert: table %s: %s", table, said.message)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

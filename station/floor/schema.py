@@ -134,7 +134,9 @@ HEARTBEAT_TABLE = """
 #: keys, signatures, epochs, and the held rows and decisions they bring; 4: the rows of a
 #: rolled-back journal held, a supervisor's `set_key`, the last heartbeat believed; 5:
 #: which key signed each held row, and the rows not kept past `[floor] held_rows`:
-#: `held`; rows held before it count as unsigned: kept, and counted against the bound).
+#: `held`; rows held before it count as unsigned: kept, and counted against the bound; 6:
+#: each alert's language-free code and figures, `station.floor.said`: older alerts have
+#: none and are shown as their message).
 UPGRADES: dict[int, tuple[str, ...]] = {
     2: (
         DECISION_TABLE_2,
@@ -177,6 +179,7 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         HEARTBEAT_TABLE,
     ),
     5: (HELD_SIGNER, HELD_SIGNER_INDEX, DROPPED_TABLE),
+    6: ("ALTER TABLE alert ADD COLUMN code TEXT", "ALTER TABLE alert ADD COLUMN params TEXT"),
 }
 
 

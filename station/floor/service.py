@@ -42,6 +42,7 @@ from station.floor.board import Board
 from station.floor.config import FloorServiceConfig
 from station.floor.decisions import DecisionRefused
 from station.floor.protection import FloorProtection
+from station.floor.said import Said
 from station.floor.schema import ArchiveError
 from station.shared.messages import (
     ROW_BYTES,
@@ -372,7 +373,7 @@ class FloorService:
             self.protection.committed(done.accepted, rewound=done.epochs_begun)
         return done
 
-    def _forged(self, table: str, words: str, kind: str) -> None:
+    def _forged(self, table: str, words: Said, kind: str) -> None:
         """A heartbeat or alert in `table`'s name its station did not sign, or a signed
         heartbeat sent again: the archive raises `kind` (FORGED_MESSAGE, STALE_HEARTBEAT;
         in turn with the commits), then the board shows it."""
@@ -386,7 +387,9 @@ class FloorService:
                     done = await asyncio.to_thread(archive.forged_message, table, words, kind)
                     self.board.committed(done)
             except (sqlite3.Error, OSError) as exc:
-                log.error("table %s: a forged message not alerted (%s): %s", table, exc, words)
+                log.error(
+                    "table %s: a forged message not alerted (%s): %s", table, exc, words.message
+                )
 
         task = asyncio.create_task(alert(), name=f"forged message {table}")
         self._alerting.add(task)

@@ -19,6 +19,7 @@ from station.floor import epochs
 from station.floor.arrival import FloorRow, Malformed, parse_row
 from station.floor.decisions import Decision, DecisionRefused, read_decisions
 from station.floor.keys import ACCEPTED, SET, TableKey, named_key
+from station.floor.said import Said
 from station.shared.signing import PublicKey
 
 #: Each table's last archived row: seq and hash.
@@ -276,12 +277,20 @@ def accepted_gap(db: sqlite3.Connection, table: str, seq: int) -> Decision | Non
     return found[0] if found else None
 
 
-def late_words(seq: int, accepted: Decision) -> str:
+def late_words(seq: int, accepted: Decision) -> Said:
     """The alert's words for row `seq`, come after `accepted` let the archive go on."""
-    return (
+    words = (
         f"row {seq} came after {accepted.by} accepted rows {accepted.from_seq}-"
         f"{accepted.to_seq} as missing ({accepted.decided}); it is held, not archived"
     )
+    figures = {
+        "seq": seq,
+        "by": accepted.by,
+        "from": accepted.from_seq,
+        "to": accepted.to_seq,
+        "at": accepted.decided,
+    }
+    return Said("late", words, figures)
 
 
 def _known(db: sqlite3.Connection, heads: Heads, table: str) -> None:

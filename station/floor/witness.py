@@ -28,6 +28,7 @@ from station.floor.beats import Believed, stale
 from station.floor.config import HEARTBEAT_SKEW
 from station.floor.decisions import Decision
 from station.floor.keys import CONFIG, TableKey
+from station.floor.said import Said
 from station.shared.messages import OFFLINE_AFTER, Alert, Heartbeat
 from station.shared.signing import PublicKey
 
@@ -69,7 +70,7 @@ class Witness:
         self.new_epochs: dict[str, int] = {}
         #: Told of a forged or stale message to alert (table, words, kind): the service
         #: has the archive raise FORGED_MESSAGE or STALE_HEARTBEAT.
-        self.on_forged: Callable[[str, str, str], None] | None = None
+        self.on_forged: Callable[[str, Said, str], None] | None = None
         self._alerted: dict[tuple[str, str], float] = {}
 
     def load(self, archive: Archive, tables: Mapping[str, FloorTableConfig]) -> None:
@@ -103,13 +104,16 @@ class Witness:
             return True
         count = self.forged_messages.get(table, 0) + 1
         self.forged_messages[table] = count
-        how = "unsigned" if message.signature is None else "not signed by the table's key"
+        unsigned = message.signature is None
+        how = "unsigned" if unsigned else "not signed by the table's key"
         words = (
             f"a {what} in table {table}'s name, {how} ({key.fingerprint}): not its station's "
             "(the table's broker login used by someone else?); ignored, nothing it says is "
             f"shown ({count} such messages since the floor service started)"
         )
-        self._alert(table, words, FORGED_MESSAGE)
+        code = f"forged_{what}_{'unsigned' if unsigned else 'bad_signature'}"
+        figures = {"table": table, "fp": key.fingerprint, "count": count}
+        self._alert(table, Said(code, words, figures), FORGED_MESSAGE)
         return False
 
     def fresh(self, table: str, beat: Heartbeat) -> bool:
@@ -122,11 +126,12 @@ class Witness:
         count = self.stale.get(table, 0) + 1
         self.stale[table] = count
         words = (
-            f"a heartbeat of table {table}, signed by its key, refused: {why}; ignored, "
-            f"nothing it says is shown ({count} such heartbeats since the floor service "
-            "started)"
+            f"a heartbeat of table {table}, signed by its key, refused: {why.message}; "
+            f"ignored, nothing it says is shown ({count} such heartbeats since the floor "
+            "service started)"
         )
-        self._alert(table, words, STALE_HEARTBEAT)
+        figures = {**why.params, "table": table, "count": count}
+        self._alert(table, Said(why.code, words, figures), STALE_HEARTBEAT)
         return False
 
     def diverged(self, table: str, beat: Heartbeat, archived: int) -> None:
@@ -142,20 +147,21 @@ class Witness:
             "its files, and put its journal back with `station journal restore BACKUP "
             "--from-floor URL`"
         )
-        self._alert(table, words, ROLLBACK)
+        figures = {"table": table, "seq": beat.seq, "hash": beat.hash[:12], "archived": archived}
+        self._alert(table, Said("rollback_beat", words, figures), ROLLBACK)
 
     def believe(self, table: str, beat: Heartbeat) -> Believed:
         """The table's last heartbeat believed is `beat` from now on."""
         found = self.believed[table] = Believed.of(beat)
         return found
 
-    def _alert(self, table: str, words: str, kind: str) -> None:
+    def _alert(self, table: str, words: Said, kind: str) -> None:
         """Log and have the archive alert `kind`, at most once a minute a table."""
         now = self.clock()
         last = self._alerted.get((table, kind))
         if last is None or now - last >= ALERT_EVERY:
             self._alerted[(table, kind)] = now
-            log.warning("table %s: %s", table, words)
+            log.warning("table %s: %s", table, words.message)
             if self.on_forged is not None:
                 self.on_forged(table, words, kind)
 

@@ -49,7 +49,7 @@ class FloorCheck:
         journal: Callable[[], Journal | None],
         journal_notice: Callable[[Pending], Awaitable[Row]],
         on_disk: Callable[..., Awaitable[Any]],
-        alert: Callable[[str, str], None],
+        alert: Callable[[str, str, dict[str, Any]], None],
     ) -> None:
         self._outbox = outbox
         self._journal = journal
@@ -133,7 +133,14 @@ class FloorCheck:
             words += (
                 "Webhooks stay held: restore the journal (`station journal restore --from-floor`)."
             )
-        self._alert("WEBHOOKS_WITHHELD", words)
+        figures = {
+            "detail": what,
+            "count": len(withheld),
+            "after": self._began_after,
+            "epoch": self._began_in,
+            "variant": "renewed" if renewed else "held",
+        }
+        self._alert("WEBHOOKS_WITHHELD", words, figures)
 
 
 def _epoch_of(event_id: str) -> str:

@@ -52,7 +52,7 @@ class Outbox:
         table: Callable[[], Table],
         journal: Callable[[], Journal | None],
         post: Callable[[Pending], None],
-        alert: Callable[[str, str], None] | None = None,
+        alert: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         """`table`: the table now (a suspension announced again reads its fields there);
         `journal`: the open journal, if any; `post`: queue a notice row (a webhook given
@@ -225,7 +225,8 @@ class Outbox:
         await on_disk(journal.settle, [(r.endpoint, r.id) for r in refused])
         log.error("%s", words)
         if self._alert is not None:
-            self._alert("OUTBOX_FORGED", words)
+            figures = {"count": len(refused), "first": first.id, "detail": first.reason}
+            self._alert("OUTBOX_FORGED", words, figures)
 
     def _settled(self, endpoint: str, event_id: str) -> None:
         """An endpoint is done with an event: deleted from the outbox with the next

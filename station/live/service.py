@@ -71,7 +71,7 @@ class Station:
         self.loop: asyncio.AbstractEventLoop | None = None
         #: What a supervisor must see of the station's own integrity checks (a forged
         #: outbox, a journal discontinuity): shown with the journal's status.
-        self.alerts: list[dict[str, str]] = []
+        self.alerts: list[dict[str, Any]] = []
         self.outbox = Outbox(
             config, lambda: self.writer.table, lambda: self.journal, self.post, self.alert
         )
@@ -189,10 +189,13 @@ class Station:
     def _alerts_field(self) -> dict[str, Any]:
         return {"alerts": list(self.alerts)} if self.alerts else {}
 
-    def alert(self, code: str, message: str) -> None:
+    def alert(self, code: str, message: str, params: dict[str, Any] | None = None) -> None:
         """A station alert a supervisor sees (the dashboard's journal banner, `/api/state`
-        `journal.alerts`), logged as an error; journaled by whoever raises it."""
-        self.alerts = [*self.alerts, {"code": code, "message": message, "since": now_ts()}]
+        `journal.alerts`), logged as an error; journaled by whoever raises it. `message`
+        is the English words (logs, older clients); `params` the figures the dashboard
+        says them with in its own language (by `code`)."""
+        said = {"code": code, "message": message, "params": params or {}, "since": now_ts()}
+        self.alerts = [*self.alerts, said]
         log.error("station alert %s: %s", code, message)
         if self.loop is not None and self.writer.journal is not None and self.ready:
             self.fanout.publish([], self.snapshot, self.reader_status(), self.journal_status())
@@ -293,6 +296,7 @@ class Station:
             f"in a new epoch from row {since} (no id is given twice). Check it with "
             "`station journal verify` (and --against-floor); `station journal restore` "
             "is the way back to the station's own record",
+            {"detail": reason, "since": since},
         )
 
     def fail(self, message: str) -> None:

@@ -440,15 +440,19 @@ class Alert(_Signed):
     signature: str | None = None
     #: The body as received (what the signature covers); None for one made here.
     body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: The figures a screen says `message` with in its own words (by `code`); sent and
+    #: signed only when there are some, so an alert without is the one older stations sent.
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def fields(self) -> dict[str, Any]:
-        return {
+        said = {
             "site": self.site,
             "table": self.table,
             "ts": self.ts,
             "code": self.code,
             "message": self.message,
         }
+        return {**said, "params": dict(self.params)} if self.params else said
 
     def signed(self, key: SigningKey) -> Alert:
         """This alert with `key`'s signature."""
@@ -466,6 +470,7 @@ class Alert(_Signed):
             _field(body, "message", str, what),
             _signature_of(body, what),
             body,
+            params if isinstance(params := body.get("params"), dict) else {},
         )
 
 

@@ -11,4 +11,4 @@ from __future__ import annotations
 #: The station's journal (`station.live.journal.schema`), in SQLite's `user_version`.
 JOURNAL = 4
 #: The floor archive (`station.floor.schema`), in SQLite's `user_version`.
-ARCHIVE = 5
+ARCHIVE = 6

@@ -13,6 +13,18 @@ function integrityWords(code) {
   return words === key ? code : words;
 }
 
+/** A station integrity alert's sentence in the page's words, from its code and figures
+ * (`params`; `variant`: which of the code's sentences); the station's message when it
+ * sent none (an older station). Its `detail` is the station's record of what it found,
+ * kept as it said it. */
+export function integritySentence(a) {
+  const p = a.params || {};
+  const key = `integrity.said.${a.code}${p.variant ? `_${p.variant}` : ""}`;
+  const figures = Object.fromEntries(Object.entries(p).map(([k, v]) => [k, typeof v === "number" ? num(v) : String(v)]));
+  const words = Object.keys(p).length ? t(key, figures) : key;
+  return words === key ? a.message : words;
+}
+
 export function mountBanner(store) {
   let waitingFor = null; // the seq whose row would give the banner its time
 
@@ -57,7 +69,7 @@ export function mountBanner(store) {
   function renderAlerts({ state }) {
     const alerts = state?.journal?.alerts || [];
     $("integrity-banner").hidden = alerts.length === 0;
-    fill($("integrity-alerts"), alerts.map((a) => h("li", { text: t("floor.alert_words", { kind: integrityWords(a.code), message: a.message }) })));
+    fill($("integrity-alerts"), alerts.map((a) => h("li", { text: t("floor.alert_words", { kind: integrityWords(a.code), message: integritySentence(a) }) })));
   }
 
   store.subscribe(["state"], renderJournal);

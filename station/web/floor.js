@@ -7,7 +7,7 @@
 import { ApiError, api, token } from "./api.js";
 import { $, fill, h } from "./dom.js";
 import { acceptedLines, alertLine, maySupervise, setUpDecisions, tableButtons } from "./floor-decide.js";
-import { clock, expectingWords, explain, gameTitle, handWord, moment, roleWords, winnerName } from "./format.js";
+import { alertSentence, clock, expectingWords, explain, gameTitle, handWord, moment, roleWords, winnerName } from "./format.js";
 import { chosenLanguage, count, list, mountLanguageSwitch, num, t, useLanguage } from "./i18n.js";
 
 const POLL_MS = 2000;
@@ -122,19 +122,41 @@ function waitingWords(table) {
     : table.expecting;
 }
 
-/** An alert's message in the page's words where the floor service's has a known shape (a
- * gap, a broken chain: their rows are the figures); any other stays as the service wrote
- * it (its own record of what it found). */
+/** An alert's figures as the page writes them: numbers the locale's way, a time as a
+ * moment, anything else (a hash's prefix, a key's fingerprint, a table's id) as sent. */
+function figures(params) {
+  return Object.fromEntries(Object.entries(params).map(([name, v]) =>
+    [name, typeof v === "number" ? num(v) : name === "at" ? moment(v) : String(v ?? "–")]));
+}
+
+/** An alert's words in the page's language, from its code and figures (the floor
+ * service's `said` codes; a protection alert's sentence from its own fields, as the
+ * dashboard says it); its message as the service wrote it only for a code this page does
+ * not know (an archive older than codes, a newer floor service). */
 export function messageWords(a) {
-  const gap = /^row (\d+) arrived but the archive ends at row (\d+):/.exec(a.message);
-  if (a.kind === "gap" && gap) {
-    const [seq, head] = [Number(gap[1]), Number(gap[2])];
-    const rows = t(seq === head + 2 ? "floor.row" : "floor.rows", { from: head + 1, to: seq - 1 });
-    return t("floor.gap_message", { seq, head, rows });
+  const p = a.params || {};
+  const own = { ...p, message: a.message };
+  if (a.code === "station_protection") {
+    return t("said.station_protection", { shoe: num(p.shoe_seq), words: alertSentence(own), advice: t(`advice.${p.alert}`) });
   }
-  const chain = /^row (\d+) (?:\(held after a gap\) )?does not link to row (\d+)/.exec(a.message);
-  if (a.kind === "chain" && chain) return t("floor.chain_message", { seq: chain[1], head: chain[2] });
-  return a.message;
+  if (a.code === "floor_protection") {
+    return t("said.floor_protection", { table: p.table, shoe: num(p.shoe_seq), seq: num(p.seq), words: alertSentence(own), k: num(p.floor_k) });
+  }
+  const key = `said.${a.code}`;
+  const words = a.code ? t(key, figures(p)) : key;
+  return words === key ? a.message : words;
+}
+
+/** What the table's station told the floor (a message it did not sign at its subject, a
+ * new epoch, a refusal; or a conflict the floor made from heartbeats it ignored), in the
+ * page's words from its code and figures; the station's own words from an older one. */
+function stationSaid(a) {
+  const p = a.params || {};
+  const key = p.why ? `floor.station_said.${a.code}_${p.why}` : `floor.station_said.${a.code}`;
+  const words = Object.keys(p).length ? t(key, figures(p)) : key;
+  const said = words === key ? a.message : words;
+  if (!a.heartbeats_ignored) return said;
+  return `${said} · ${t("floor.heartbeats_ignored", { n: num(a.heartbeats_ignored), seq: a.ignored_seq == null ? "–" : num(a.ignored_seq) })}`;
 }
 
 /** The floor service's link to its broker in words: its state, and the broker's or the
@@ -201,7 +223,8 @@ function tableCard(t) {
     t.expecting && !t.suspended ? h("p", { class: "expecting", text: tr("floor.waiting_for", { words: waitingWords(t) }) }) : null,
     h("ol", { class: "beads", "aria-label": tr("dash.last_results") }, ...t.results.map((r) => bead(r, t.game))),
     banque && t.results.length ? h("p", { class: "legend", text: tr("floor.banque_legend") }) : null,
-    t.problem ? h("p", { class: "problem", text: t.problem }) : null,
+    t.problem ? h("p", { class: "problem", text: messageWords({ code: t.problem_code, params: t.problem_params, message: t.problem }) }) : null,
+    t.station_alerts?.length ? h("ul", { class: "salerts" }, ...t.station_alerts.map((a) => h("li", { text: stationSaid(a) }))) : null,
     t.alerts.length ? h("ul", { class: "talerts" }, ...t.alerts.map((a) => alertLine(a, me, poll, tr("floor.alert_words", { kind: kindWords(a.kind), message: messageWords(a) })))) : null,
     acceptedLines(t),
     maySupervise(me) ? tableButtons(t, poll) : null,
@@ -256,7 +279,10 @@ async function logout() {
 }
 
 async function main() {
-  useLanguage(chosenLanguage(null));
+  // The floor's default language (`[floor] language`) comes with whoami, asked once before
+  // any word is drawn; a person's choice and their browser's come first.
+  const first = await api("/api/whoami").catch(() => null);
+  useLanguage(chosenLanguage(first?.language));
   mountLanguageSwitch($("language"));
   $("login").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);

@@ -304,11 +304,21 @@ export function alertSentence(a) {
   return a.message;
 }
 
+/** A journal notice's message in the page's words: the station's notices are fixed
+ * sentences (the journal's language-free record: "journal restored", "webhook events
+ * refused", ...), each a catalogue key `notice.<message>`; another (a reader's own words,
+ * a refusal naming its reason) is shown as it was journaled. */
+export function noticeWords(message) {
+  const key = `notice.${message}`;
+  const words = t(key);
+  return words === key ? message : words;
+}
+
 /** A journal event in words. A notice's message and a fault's detail are the station's or
  * the reader's own text (a record of what was said, kept as said). */
 export function describe(event) {
   const { type } = event;
-  if (type === "notice") return t("dash.ev_notice", { message: event.alert ? alertSentence(event) : event.message });
+  if (type === "notice") return t("dash.ev_notice", { message: event.alert ? alertSentence(event) : noticeWords(event.message) });
   if (type === "card") return t("dash.ev_card", { card: label(event.card) });
   if (type === "decision") return t("dash.ev_decision", { decision: decisionWords(event) });
   if (type === "resume" && (event.card || event.decision)) {

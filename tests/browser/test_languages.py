@@ -1,7 +1,9 @@
 """The staff's screens and the players' display in every language, in Chromium against
 real services: a supervisor dashboard on a suspended table (the card, the banner, the
-resume), the floor view with a suspended table and a gap alert, the display of a shoe
-with a voided round and a long table name.
+resume, the journal's notices) and with the station's integrity alerts, the floor view
+with a suspended table and a gap alert, a floor with an alert of every code, a station's
+alerts and a table whose state is not known, and a station's protection alert, the
+display of a shoe with a voided round and a long table name.
 
 Under the pseudo-language (`?lang=qps`: every piece of catalogue text between ⟦ ⟧) no
 visible text comes from anywhere but the catalogue (what is left is data: names, card
@@ -12,10 +14,13 @@ they change, then committed)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +28,39 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from station.floor.alerts import (
+    EPOCH,
+    FORGED_MESSAGE,
+    FORGED_ROW,
+    HELD_FULL,
+    NEW_KEY,
+    ROLLBACK,
+    STALE_HEARTBEAT,
+)
+from station.floor.archive import Archive
+from station.floor.holding import UNSIGNED, full_words
+from station.floor.said import CODES as SAID_CODES
+from station.floor.said import Said
+from station.floor.witness import Witness
 from station.live.display_config import DashboardConfig
+from station.live.journal import Journal
+from station.shared.messages import Heartbeat
 from tests.browser.pit import deal_rounds, send
 from tests.browser.test_floor import floor, running  # noqa: F401  (the floor's fixtures)
 from tests.displaykit import deal, display_config, shoe_events, words
-from tests.floor.floorkit import RunningFloor
+from tests.floor.floorkit import (
+    RunningFloor,
+    floor_config,
+    heartbeat,
+    make_journal,
+    publish_rows,
+    serve_floor,
+    station_alert,
+    wait_for,
+)
+from tests.floor.floorkit import shoe_events as floor_events
+from tests.floor.kit import SITE, FloorBroker
+from tests.floor.test_protection import weak_shuffle_notice
 from tests.protection.test_live import config_for
 from tests.protection.test_live import deal as protection_deal
 from tests.protection.test_watch import shoes_events
@@ -178,10 +211,58 @@ def test_the_dashboard_shows_no_word_outside_the_catalogue(
     page.select_option("#pick-suit", "H")
     page.click("#resume-card")  # the confirmation's words too
     expect(page.locator("#confirm")).to_be_visible()
-    # A journal notice's message is the station's record, kept as it said it.
-    notices = [t["text"] for t in look(page)["texts"] if t["text"].startswith("⟦notice: ⟧")]
-    left = [t for t in foreign(look(page)["texts"]) if t["text"] not in notices]
+    # The journal's notices too: each fixed message said from the catalogue.
+    notices = [t for t in look(page)["texts"] if t["text"].startswith("⟦notice: ⟧")]
+    assert notices, "the journal shows the station's notices"
+    left = foreign(look(page)["texts"])
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+
+
+def raise_integrity_alerts(live: Running) -> None:
+    """The station's three integrity alerts, raised on its own loop as its checks raise
+    them: a discontinuity found at start (its words made by the station), forged outbox
+    entries and webhooks withheld after the floor's rows (figures as they send them)."""
+    station, loop = live.station, live.station.loop
+    assert loop is not None
+
+    async def alerts() -> None:
+        station._discontinuity_alert("ABC_1 ABC_2", 12)
+        station.alert(
+            "OUTBOX_FORGED", "English words", {"count": 2, "first": "ABC_1", "detail": "ABC_2"}
+        )
+        figures = {"detail": "ABC_1", "count": 3, "after": 9, "epoch": 1, "variant": "held"}
+        station.alert("WEBHOOKS_WITHHELD", "English words", figures)
+
+    asyncio.run_coroutine_threadsafe(alerts(), loop).result(10)
+
+
+def test_the_dashboards_integrity_alerts_are_said_in_the_catalogues_words(
+    browser: Browser, suspended: Running
+) -> None:
+    """The banner says each integrity alert as a whole sentence from the catalogue (what
+    the station found, its `detail`, is its own record: data here); in traditional Chinese
+    the discontinuity reads as the catalogue says it."""
+    raise_integrity_alerts(suspended)
+    page = dashboard(browser, suspended, "qps", STAFF_SIZES["desktop"])
+    items = page.locator("#integrity-alerts li")
+    expect(items).to_have_count(3)
+    texts = [t for t in look(page)["texts"] if t["where"] == "LI" and "⟦" in t["text"]]
+    said = [t for t in texts if "station journal" in t["text"]]
+    assert len(said) >= 2 and not [t for t in texts if "English words" in t["text"]]
+    banner = page.locator("#integrity-banner")
+    expect(banner).to_contain_text("⟦STATION ALERT")
+    shown = look(page)["texts"]
+    whole = [t for t in shown if t["where"] in ("integrity-banner-title", "detail advice")]
+    left = foreign(said + whole + [t for t in texts if "ABC_" in t["text"]], also=(r"ABC_\d",))
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+    page = dashboard(browser, suspended, "zh-Hant", STAFF_SIZES["desktop"])
+    sentence = words()["zh-Hant"]["integrity.said.JOURNAL_DISCONTINUITY"].split("{")[0]
+    expect(page.locator("#integrity-alerts")).to_contain_text(sentence)
+    expect(page.locator("#integrity-alerts")).to_contain_text("第 12 行")
+    no_overflow(page, "dashboard zh-Hant integrity alerts")
+    shot(page, "dashboard-zh-Hant-integrity")
     page.context.close()
 
 
@@ -271,6 +352,145 @@ def test_the_floor_shows_no_word_outside_the_catalogue(
     # The gap alert's message too: said from its figures, not as the floor service wrote it.
     left = foreign(look(page)["texts"], also=(r"127\.0\.0\.1:\d+", r"nats://\S+"))
     assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+
+
+#: Each alert code's kind (what the floor view names it by) for the floor of every alert.
+KIND_OF = {
+    "malformed": "malformed",
+    "altered": "altered",
+    "gap_row": "gap",
+    "gap_rows": "gap",
+    "chain": "chain",
+    "chain_after_gap": "chain",
+    "conflict": "conflict",
+    "conflict_unarchived": "conflict",
+    "late": "late",
+    "epoch_restored": EPOCH,
+    "epoch_discontinuity": EPOCH,
+    "rollback": ROLLBACK,
+    "rollback_beat": ROLLBACK,
+    "key_waits": NEW_KEY,
+    "key_unknown": NEW_KEY,
+    "key_named": NEW_KEY,
+    "held_full_pending": HELD_FULL,
+    "held_full_unsigned": HELD_FULL,
+    "protection_off": "protection",
+}
+
+
+def figures_of(code: str) -> dict[str, Any]:
+    """Figures of the kind the floor sends for `code`: rows and counts as numbers, a
+    decision's time as a time (today's: written as a clock), anything else a data-like
+    word (an id, a hash's prefix)."""
+    return {
+        name: datetime.now(UTC).isoformat() if name == "at" else "ABC_1" if name in TEXTS else 7
+        for name in SAID_CODES[code]
+    }
+
+
+#: A station's alerts as its publisher sends them (its `detail`: its record, data here).
+STATION_SAID = {
+    "foreign": {"stream_seq": 7, "detail": "ABC_1", "after": 8},
+    "discontinuity": {"detail": "ABC_1"},
+    "conflict": {"detail": "ABC_1"},
+}
+TEXTS = {"detail", "hash", "have", "prev", "expected", "fp", "named", "by", "table", "ts"}
+TEXTS |= {"last", "error"}
+
+
+def produced() -> list[tuple[str, Said, str]]:
+    """A STALE_HEARTBEAT, a heartbeat's ROLLBACK and a HELD_FULL as the floor's own
+    producers word them (the witness judging a replayed heartbeat of a refused publisher,
+    the held rows' bound): table, words, kind."""
+    told: list[tuple[str, Said, str]] = []
+    witness = Witness()
+    witness.on_forged = lambda table, said, kind: told.append((table, said, kind))
+    beat = Heartbeat(
+        SITE, "table-91", "2026-12-01T00:00:00Z", 40, "0" * 64, 40, "refused",
+        "punto_banco", 1, None, False, None,
+    )  # fmt: skip
+    assert not witness.fresh("table-91", beat)  # days behind the floor's clock: a replay
+    witness.diverged("table-92", replace(beat, table="table-92"), 30)
+    full = ("table-93", full_words("table-93", UNSIGNED, 500), HELD_FULL)
+    return [*told, full]
+
+
+@pytest.fixture
+def every_alert(
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[RunningFloor]:
+    """The floor of tests/browser/test_floor.py (a suspended table, a table with a real
+    gap, one never heard from) whose archive also holds an alert of every code the floor
+    service can raise, each raised as the service raises it (`raise_once`, in the
+    archive's transaction) for a table of its own."""
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("table-1", "table-2"))
+    with Archive(config.archive.path) as archive:
+        for i, code in enumerate(SAID_CODES):
+            kind = KIND_OF.get(code, FORGED_MESSAGE if "alert" in code else FORGED_ROW)
+            kind = STALE_HEARTBEAT if code.startswith("stale_") else kind
+            said = Said(code, f"the English words of {code}", figures_of(code))
+            assert archive.forged_message(f"table-{i + 3}", said, kind).raised
+        for table, said, kind in produced():
+            assert archive.forged_message(table, said, kind).raised
+    events = floor_events(seed=1, decks=1)
+    dealing = make_journal(tmp_path / "t2.db", "table-2", events[:30])
+    with serve_floor(config, tokens) as served:
+        publish_rows(floor, "table-2", dealing[:20] + dealing[21:])  # row 21 lost: a gap
+        wait_for(lambda: served.table("table-2")["held"] == len(dealing) - 21, "the rows")
+        heartbeat(floor, "table-2", len(dealing))
+        wait_for(lambda: served.table("table-2")["online"], "the heartbeat")
+        for code, figures in STATION_SAID.items():  # what its publisher tells the floor
+            station_alert(floor, "table-2", code, f"the English words of {code}", figures)
+        wait_for(lambda: len(served.table("table-2")["station_alerts"]) == 3, "its alerts")
+        yield served
+
+
+@pytest.mark.floor
+def test_every_floor_alert_is_said_in_the_catalogues_words(
+    browser: Browser, every_alert: RunningFloor
+) -> None:
+    """Every alert code's words come from the catalogue (its figures are data), not from
+    the service's English message; in French and traditional Chinese the ROLLBACK, the
+    STALE_HEARTBEAT and the HELD_FULL read as the catalogue says them."""
+    alerts = httpx.get(f"{every_alert.url}/api/floor/alerts", headers=every_alert.headers("viewer"))
+    codes = {a["code"] for a in alerts.json()["alerts"]}
+    assert {"stale_behind", "rollback_beat", "held_full_unsigned"} <= codes  # as produced
+    assert set(SAID_CODES) <= codes | {"gap_row", "gap_rows"} and codes & {"gap_row", "gap_rows"}
+    page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
+    expect(page.locator("#alerts li")).to_have_count(len(SAID_CODES) + 1 + len(produced()))
+    expect(page.locator("[data-table=table-2] .salerts li")).to_have_count(len(STATION_SAID))
+    texts = look(page)["texts"]
+    assert not [t for t in texts if "English words" in t["text"]]
+    # data: a heartbeat's own time as it claimed it (evidence, shown as sent)
+    iso = r"\d{4}-\d\d-\d\dT[\d:.]+Z"
+    left = foreign(texts, also=(r"127\.0\.0\.1:\d+", r"nats://\S+", r"ABC_1", iso))
+    assert left == [], "\n".join(f"{t['where']}: {t['text']!r} -> {t['left']!r}" for t in left)
+    page.context.close()
+    for lang in ("fr", "zh-Hant"):
+        page = floor_page(browser, every_alert, lang, STAFF_SIZES["desktop"])
+        table = words()[lang]
+        for code in ("rollback", "stale_behind", "held_full_unsigned", "forged_unsigned"):
+            said = table[f"said.{code}"].split("{")[0]  # the words before the first figure
+            expect(page.locator("#alerts")).to_contain_text(said)
+        no_overflow(page, f"floor {lang} every alert")
+        shot(page, f"floor-{lang}-alerts")
+        page.context.close()
+    # The gap accepted: the table's line says why its state is not known, from the catalogue.
+    accepted = httpx.post(
+        f"{every_alert.url}/api/floor/tables/table-2/accept-gap",
+        json={"from_seq": 21, "to_seq": 21, "reason": "lost with the broker's disk"},
+        headers=every_alert.headers("supervisor"),
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert every_alert.table("table-2")["problem_code"] == "unsure_row"
+    page = floor_page(browser, every_alert, "qps", STAFF_SIZES["desktop"])
+    problem = page.locator("[data-table=table-2] .problem")
+    expect(problem).to_contain_text("⟦ accepted as missing")
+    texts = [t for t in look(page)["texts"] if t["where"] == "problem"]
+    assert len(texts) == 1 and foreign(texts) == [], texts
     page.context.close()
 
 
@@ -451,3 +671,61 @@ def test_the_stations_default_language_for_a_browser_it_does_not_speak(
             expect(page.locator("html")).to_have_attribute("lang", lang)
             expect(page.locator("#language")).to_have_value(lang)
             context.close()
+
+
+@pytest.mark.floor
+def test_the_floors_default_language_for_a_browser_it_does_not_speak(
+    browser: Browser,
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`[floor] language` for a browser asking for none of the floor's languages, before
+    anyone logs in; a browser asking for one of them gets its own."""
+    config, tokens = floor_config(
+        tmp_path, floor, monkeypatch, tables=("table-1",), settings={"language": "zh-Hant"}
+    )
+    with serve_floor(config, tokens) as served:
+        for locale, lang in (("de-DE", "zh-Hant"), ("fr-CA", "fr")):
+            context = browser.new_context(locale=locale)
+            page = context.new_page()
+            page.goto(f"{served.url}/")
+            expect(page.locator("html")).to_have_attribute("lang", lang)
+            expect(page.locator("#language")).to_have_value(lang)
+            expect(page.locator("#conn")).to_have_text(words()[lang]["floor.log_in"])
+            context.close()
+
+
+@pytest.mark.floor
+def test_a_stations_protection_alert_on_the_floor_is_said_from_its_figures(
+    browser: Browser,
+    tmp_path: Path,
+    floor: FloorBroker,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A station's WEAK_SHUFFLE notice, archived by the floor: its alert is said from the
+    notice's figures (riffles, gathering, cards, probability) and its advice, in the page's
+    language, as the dashboard says it; under the pseudo-language nothing else is left."""
+    events, weak = weak_shuffle_notice()
+    make_journal(tmp_path / "c.db", "C", events, decks=1)
+    with Journal(tmp_path / "c.db") as journal:
+        journal.append([weak])
+        rows = list(journal.rows())
+    config, tokens = floor_config(tmp_path, floor, monkeypatch, tables=("C",))
+    with serve_floor(config, tokens) as served:
+        publish_rows(floor, "C", rows)
+        wait_for(lambda: served.table("C")["alerts"], "the station's alert")
+        for lang in ("qps", "zh-Hant"):
+            page = floor_page(browser, served, lang, STAFF_SIZES["desktop"])
+            line = page.locator("#alerts li").first
+            if lang == "qps":
+                expect(line).to_contain_text("⟦the station says (shoe at row ⟧")
+                texts = [t for t in look(page)["texts"] if "WEAK_SHUFFLE" in t["text"]]
+                left = foreign(texts, also=(r"\bC\b",))  # the table's id
+                assert texts and left == [], left
+            else:
+                expect(line).to_contain_text(words()[lang]["advice.WEAK_SHUFFLE"])
+                expect(line).to_contain_text(words()[lang]["protect.riffles_one"].split("{")[0])
+                no_overflow(page, f"floor {lang} protection alert")
+                shot(page, f"floor-{lang}-protection")
+            page.context.close()

@@ -123,9 +123,17 @@ def heartbeat(
     in_thread(lambda: asyncio.run(_publish(floor, subject, [body], stream=False)))
 
 
-def station_alert(floor: FloorBroker, table_id: str, code: str, words: str) -> None:
-    """What a station says on `floor.<site>.<table>.alert` (core NATS)."""
-    body = Alert(SITE, table_id, "2026-12-01T00:00:00Z", code, words).encode()
+def station_alert(
+    floor: FloorBroker,
+    table_id: str,
+    code: str,
+    words: str,
+    params: dict[str, Any] | None = None,
+) -> None:
+    """What a station says on `floor.<site>.<table>.alert` (core NATS), with the figures
+    its words take (`params`: none, as an older station sends)."""
+    alert = Alert(SITE, table_id, "2026-12-01T00:00:00Z", code, words, params=params or {})
+    body = alert.encode()
     subject = alert_subject(SITE, table_id)
     in_thread(lambda: asyncio.run(_publish(floor, subject, [body], stream=False)))
 

@@ -23,6 +23,7 @@ from station.floor.beats import Believed
 from station.floor.board import Board
 from station.floor.config import FloorServiceConfig, FloorSettings, FloorTableConfig
 from station.floor.decisions import KINDS_3, DecisionRefused, decision_table
+from station.floor.said import Said
 from station.floor.schema import HELD_TABLE, SCHEMA_VERSION
 from station.live.journal.epoch import DISCONTINUITY, EPOCH_NOTICES, discontinuity_notice
 from station.shared.messages import Heartbeat, JournalMessage
@@ -76,6 +77,7 @@ def test_a_branch_that_begins_at_a_discontinuity_notice_is_an_epoch(tmp_path: Pa
         done = archive.commit(arrivals(new))
         assert [a.kind for a in done.raised] == [EPOCH]
         assert "journal discontinuity" in done.raised[0].message
+        assert done.raised[0].code == "epoch_discontinuity"  # its figures fit its words
         assert archive.new_epochs() == {T: branch.seq}
         accepted = archive.accept_chain(T, branch.seq, *BOSS, "the station said so")
         assert accepted.decision is not None and accepted.decision.epoch == 2
@@ -211,6 +213,8 @@ def test_an_archive_of_schema_3_is_upgraded_with_its_rows_and_decisions(
         "ALTER TABLE decision_3 RENAME TO decision",
         "DROP TABLE heartbeat",
         "DROP TABLE dropped",
+        "ALTER TABLE alert DROP COLUMN code",
+        "ALTER TABLE alert DROP COLUMN params",
         "PRAGMA user_version = 3",
     ):
         db.execute(sql)
@@ -222,7 +226,7 @@ def test_an_archive_of_schema_3_is_upgraded_with_its_rows_and_decisions(
         assert [d.kind for d in upgraded.decisions(T)] == ["accept_key"]
         assert upgraded.keys[T].trusted == key.public and upgraded.believed == {}
     db = sqlite3.connect(path, isolation_level=None)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     db.execute(ROLLED_BACK_ROW)
     db.close()
 
@@ -263,7 +267,7 @@ def test_a_signed_heartbeat_of_a_refused_publisher_is_a_rollback_alert(tmp_path:
     key = SigningKey.generate()
     config = FloorServiceConfig(table=(FloorTableConfig(id=T, public_key=key.public.text),))
     board = Board(config)
-    told: list[tuple[str, str]] = []
+    told: list[tuple[str, Said]] = []
     board.witness.on_forged = lambda table, words, kind: told.append((kind, words))
     with signed_journal(tmp_path / "j.db", T, key, events(6)) as journal:
         rows = list(journal.rows())
@@ -274,8 +278,8 @@ def test_a_signed_heartbeat_of_a_refused_publisher_is_a_rollback_alert(tmp_path:
         assert not board.heartbeat(refused.signed(key))
         assert not board.table(T)["online"]
         [(kind, words)] = told
-        assert kind == ROLLBACK and "rolled back or cut without" in words
-        assert f"the archive ends at row {rows[-1].seq}" in words
+        assert kind == ROLLBACK and "rolled back or cut without" in words.message
+        assert f"the archive ends at row {rows[-1].seq}" in words.message
         done = archive.forged_message(T, words, kind)  # what the service has it do
         assert [a.kind for a in done.raised] == [ROLLBACK]
     assert not board.heartbeat(replace(refused, ts=datetime.now(UTC).isoformat()))

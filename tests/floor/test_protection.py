@@ -74,6 +74,11 @@ def test_a_shoe_of_table_b_repeating_table_a_is_alerted_once_across_restarts(
     assert "(its card 1) from card 1 of this shoe" in alert["message"]
     k = run_length(2, 1)  # A's shoe and B's first: the floor's history when B's began
     assert f"k = {k}" in alert["message"] and status["k"]["B"] == k
+    # what the floor view says it with, in any language: the check's own figures
+    figures = alert["params"]
+    assert alert["code"] == "floor_protection" and figures["alert"] == "SHOE_SEQUENCE"
+    assert (figures["table"], figures["shoe_seq"], figures["floor_k"]) == ("B", repeat_at, k)
+    assert figures["earlier"].startswith("A shoe at seq 2 started")
     assert card_rows(rows_b, repeat_at, alert["seq"]) == k  # alerted at the k-th card
     assert [a["kind"] for a in seen["alerts"]] == ["SHOE_SEQUENCE"]
     assert status["running"] and status["history_shoes"] == 2
@@ -137,6 +142,9 @@ def test_a_stations_weak_shuffle_notice_shows_on_the_floor(
         (alert,) = floor_alerts(running, "WEAK_SHUFFLE")
         assert alert["table"] == "C" and alert["seq"] == len(rows)
         assert weak.event["message"] in alert["message"] and "tell surveillance" in alert["message"]
+        assert alert["code"] == "station_protection"
+        assert alert["params"]["alert"] == "WEAK_SHUFFLE"
+        assert alert["params"]["riffles"] == weak.event["riffles"]
         assert [a["kind"] for a in running.table("C")["alerts"]] == ["WEAK_SHUFFLE"]
         assert running.service.protection.wait_idle()
         assert floor_alerts(running, "SHOE_SEQUENCE") == []  # the station's matter, not twice

@@ -308,6 +308,7 @@ def test_the_floor_wants_the_login_and_a_role(
             "acts_as": "supervisor",
             "public_read": False,
             "site": "site-1",
+            "language": "en",  # [floor] language: the floor view's default
         }
         page = httpx.get(running.url + "/")
         assert page.status_code == 200 and "floor.js" in page.text

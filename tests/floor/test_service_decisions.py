@@ -215,6 +215,8 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         *(f"DROP TABLE {t}" for t in ("table_key", "signature", "epoch", "superseded")),
         "DROP TABLE heartbeat",
         "DROP TABLE dropped",
+        "ALTER TABLE alert DROP COLUMN code",
+        "ALTER TABLE alert DROP COLUMN params",
         "PRAGMA user_version = 1",
     ):
         db.execute(sql)
@@ -223,7 +225,7 @@ def test_an_old_archive_gets_its_tips_once(tmp_path: Path) -> None:
         assert upgraded.tips == tips and upgraded.heads["t1"] == (len(rows), rows[-1].hash)
         assert upgraded.decisions() == []
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     db.close()
 
 

@@ -103,3 +103,5 @@ def test_a_rollback_only_the_floor_can_see_sends_no_id_twice(
     assert "WEBHOOKS_WITHHELD" in codes
     [words] = [a["message"] for a in shown if a["code"] == "WEBHOOKS_WITHHELD"]
     assert "1 webhook event(s)" in words and "NOT sent" in words
+    [figures] = [a["params"] for a in shown if a["code"] == "WEBHOOKS_WITHHELD"]
+    assert figures["count"] == 1 and figures["variant"] == "renewed"  # the dashboard's words

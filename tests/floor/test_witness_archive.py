@@ -23,6 +23,7 @@ from station.floor.board import Board
 from station.floor.config import FloorServiceConfig, FloorTableConfig
 from station.floor.decisions import DecisionRefused
 from station.floor.epochs import RESTORED as FLOOR_RESTORED
+from station.floor.said import Said
 from station.live.journal import restore
 from station.live.journal.epoch import RESTORED
 from station.shared.keychain import Endorsement, named
@@ -66,6 +67,7 @@ def test_the_signature_is_kept_and_a_forged_row_is_held_while_the_real_ones_go_o
         assert [r.seq for r in done.accepted] == [r.seq for r in rows[6:]]  # in order
         assert [a.kind for a in done.raised] == [FORGED_ROW]  # one alert, both counted
         assert "is unsigned with the table's key" in done.raised[0].message
+        assert done.raised[0].code == "forged_unsigned"  # its figures fit its words
         archived = list(archive.rows(T))
         assert [(r.hash, r.signature) for r in archived] == [(r.hash, r.signature) for r in rows]
         assert all(r.signature is not None for r in archived)
@@ -204,7 +206,7 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
     key = SigningKey.generate()
     now = [100.0]
     board = Board(config(key), clock=lambda: now[0])
-    forged_alerts: list[tuple[str, str]] = []
+    forged_alerts: list[tuple[str, Said]] = []
     board.witness.on_forged = lambda table, words, kind: forged_alerts.append((table, words))
     with Archive(tmp_path / "floor.db") as archive:
         board.load(archive)
@@ -219,7 +221,7 @@ def test_heartbeats_and_alerts_count_only_if_the_tables_key_signed_them(tmp_path
     seen = board.table(T)
     assert not seen["online"] and seen["station_seq"] is None and seen["journal_down"] is None
     assert seen["forged_messages"] == 2 and seen["dashboard"] is None
-    assert len(forged_alerts) == 1 and "unsigned" in forged_alerts[0][1]  # one a minute
+    assert len(forged_alerts) == 1 and "unsigned" in forged_alerts[0][1].message  # one a minute
     assert board.heartbeat(Heartbeat.decode(beat.signed(key).encode()), "http://t1.pit/")
     seen = board.table(T)
     assert seen["online"] and seen["station_seq"] == 7 and seen["dashboard"] == "http://t1.pit/"

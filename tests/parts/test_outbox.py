@@ -130,7 +130,7 @@ def test_entries_the_station_did_not_write_are_refused_journaled_and_alerted(
     cfg = config(tmp_path, ["round_result"])
     with Journal(cfg.journal.path) as journal:
         journal.start("t-9", Table(decks=1))
-        alerts: list[tuple[str, str]] = []
+        alerts: list[tuple[str, str, dict[str, Any]]] = []
         table = Table(decks=1)
         box = Outbox(cfg, lambda: table, lambda: journal, [].append, lambda *a: alerts.append(a))
         (key,) = box.webhooks.keys
@@ -153,6 +153,7 @@ def test_entries_the_station_did_not_write_are_refused_journaled_and_alerted(
         last = list(journal.rows())[-1]
         assert last.event["message"] == "webhook events refused" and last.event["count"] == 2
         assert [a[0] for a in alerts] == ["OUTBOX_FORGED"]
+        assert alerts[0][2]["count"] == 2 and alerts[0][2]["first"] in (future, genuine[2])
 
 
 def test_nothing_is_delivered_while_held(tmp_path: Path) -> None:

@@ -496,6 +496,8 @@ def test_a_journal_cut_short_goes_on_only_in_a_new_epoch_alerted(tmp_path: Path)
             assert found["seq"] == cut  # seqs go on from the journal's end, in a new epoch
             assert found["event"]["epoch"] == 2
             assert [a["code"] for a in alerts(proc)] == ["JOURNAL_DISCONTINUITY"]
+            (said,) = alerts(proc)  # its figures, for the dashboard's words
+            assert said["params"]["since"] == cut and said["params"]["detail"]
             state = proc.get("/api/state").json()
             assert state["suspension"]["code"] == "STATION_RESTART"  # a supervisor checks
             seq = proc.post({"type": "resume"}, "supervisor")["seq"]

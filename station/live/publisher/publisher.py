@@ -425,7 +425,8 @@ class Publisher:
         words = self.foreign.words(held, after)
         log.warning("floor: %s", words)
         self._say(said)
-        await self._alert(ALERT_CODE, words)
+        figures = {"stream_seq": held.stream_seq, "detail": held.foreign, "after": after + 1}
+        await self._alert(ALERT_CODE, words, figures)
 
     async def _discontinuity(self, held: Held) -> None:
         """The stream's last row is signed by this station's key but this journal lacks it
@@ -458,7 +459,7 @@ class Publisher:
                     found=words,
                 )
             )
-            await self._alert(DISCONTINUITY_CODE, f"{DISCONTINUITY}: {words}")
+            await self._alert(DISCONTINUITY_CODE, f"{DISCONTINUITY}: {words}", {"detail": words})
         deadline = time.monotonic() + NOTICE_WAIT
         while self.tail.discontinuity_of(held.stream_seq, claims.hash) is None:
             if time.monotonic() > deadline:  # asked already: looked for again on retry
@@ -485,12 +486,13 @@ class Publisher:
         if self.on_checked is not None:
             self.on_checked(sound, what)
 
-    async def _alert(self, code: str, words: str) -> None:
-        """An alert on the table's alert subject (signed with the station's key)."""
+    async def _alert(self, code: str, words: str, params: dict[str, Any]) -> None:
+        """An alert on the table's alert subject (signed with the station's key): its
+        English words, and the figures the floor view says it with in its own."""
         nc = self._nc
         if nc is None or not nc.is_connected:
             return
-        alert = Alert(self.site, self.table, now_ts(), code, words)
+        alert = Alert(self.site, self.table, now_ts(), code, words, params=params)
         if self.key is not None:
             alert = alert.signed(self.key)
         with contextlib.suppress(NatsError, OSError):
@@ -620,7 +622,7 @@ class Publisher:
             return
         log.error("floor: %s: %s; nothing is published until it is resolved", REFUSED, reason)
         self._say(notice("station", "floor", REFUSED, reason=reason, subject=self.subject))
-        await self._alert("conflict", f"{REFUSED}: {reason}")
+        await self._alert("conflict", f"{REFUSED}: {reason}", {"detail": reason})
 
     def _say(self, pending: Pending) -> None:
         if self._journal_notice is not None:
