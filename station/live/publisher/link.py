@@ -60,7 +60,7 @@ class PublisherLink:
                 self._checked(True, "no floor is configured")
             return
         from station.live.publisher.process import PublisherProcess
-        from station.live.publisher.publisher import TableState
+        from station.live.publisher.state import TableState
 
         loop = asyncio.get_running_loop()
 

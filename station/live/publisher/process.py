@@ -37,8 +37,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from station.live.children import run_below_station, sigint_held
-from station.live.publisher.publisher import PublisherStatus, TableState
 from station.live.publisher.settings import FloorConfig, KeyFile
+from station.live.publisher.state import PublisherStatus, TableState
 from station.shared.rows import Pending
 
 log = logging.getLogger("station.live.floor")

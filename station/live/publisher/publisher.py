@@ -49,7 +49,6 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,20 +58,20 @@ from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
 from nats.js.errors import APIError
 
-from station.core.snapshot import TableSnapshot
 from station.live.journal.epoch import DISCONTINUITY, discontinuity_notice
 from station.live.publisher.foreign import ALERT_CODE, ForeignWatch
 from station.live.publisher.settings import FloorConfig
+from station.live.publisher.state import PublisherStatus, TableState
 from station.live.publisher.stream import (
-    PUBLISHED,
     Conflict,
     Held,
+    NotJournaled,
     StreamMissing,
     check_reply,
     check_stream,
     describe,
     last_held,
-    published,
+    proof,
     wrong_last,
 )
 from station.live.publisher.tail import READ_BATCH, JournalTail
@@ -125,66 +124,6 @@ RESUMED = "floor publishing again"
 DISCONTINUITY_CODE = "discontinuity"
 #: Seconds the publisher waits for the station to journal its discontinuity notice.
 NOTICE_WAIT = 10.0
-
-
-class NotJournaled(Exception):
-    """The station has not journaled the publisher's discontinuity notice yet: nothing of
-    the new epoch goes out before it."""
-
-
-@dataclass(frozen=True, slots=True)
-class PublisherStatus:
-    """What `/api/health` and the heartbeat say of the floor."""
-
-    #: "connecting", "publishing" (caught up or catching up), "refused" or "stopped".
-    state: str
-    #: The last journal row the stream is known to hold (0: none).
-    published: int
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "published": self.published, "detail": self.detail}
-
-
-@dataclass(frozen=True, slots=True)
-class TableState:
-    """What a heartbeat says the table is doing (from the station's published snapshot)."""
-
-    game: str = "punto_banco"
-    #: Shoes started so far.
-    shoe: int = 0
-    #: The round being dealt or last dealt (None before the first).
-    round: int | None = None
-    #: The suspension's code, None when not suspended.
-    code: str | None = None
-    #: Why the journal cannot be written now (disk full, ...), None when it can.
-    journal: str | None = None
-
-    @classmethod
-    def of(cls, snapshot: TableSnapshot, journal: str | None = None) -> TableState:
-        rnd = snapshot.round["number"] if snapshot.round else snapshot.last_round
-        code = snapshot.suspension["code"] if snapshot.suspension else None
-        return cls(str(snapshot.game), snapshot.shoes_started, rnd, code, journal)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "game": self.game,
-            "shoe": self.shoe,
-            "round": self.round,
-            "code": self.code,
-            "journal": self.journal,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TableState:
-        journal = data.get("journal")
-        return cls(
-            str(data["game"]),
-            int(data["shoe"]),
-            data["round"],
-            data["code"],
-            None if journal is None else str(journal),
-        )
 
 
 class Publisher:
@@ -540,7 +479,10 @@ class Publisher:
             self.subject,
             JournalMessage.of(self.table, row).encode(),
             self.config.timeout,
-            headers={EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq), **self._proof(row)},
+            headers={
+                EXPECTED_LAST_SUBJECT_SEQUENCE: str(self.stream_seq),
+                **proof(self.key, self.subject, row),
+            },
         )
         ack = check_reply(reply.data)
         if ack is None or not isinstance(ack.get("seq"), int):
@@ -549,14 +491,6 @@ class Publisher:
         self._ours = row.seq
         self.sent += 1
         self._acked(sent)
-
-    def _proof(self, row: Row) -> dict[str, str]:
-        """The `PUBLISHED` header of `row` (none without a key): at the next look at the
-        stream, the sign that this station sent it, not someone who copied it from the
-        journal file."""
-        if self.key is None:
-            return {}
-        return {PUBLISHED: self.key.sign_message(published(self.subject, row.seq, row.hash))}
 
     def _acked(self, sent: float) -> None:
         """The broker's time to acknowledge (a moving average): how long to gather rows."""
@@ -574,7 +508,11 @@ class Publisher:
         last = len(rows)
         try:
             for n, row in enumerate(rows, 1):
-                headers = {BATCH_ID: batch, BATCH_SEQUENCE: str(n), **self._proof(row)}
+                headers = {
+                    BATCH_ID: batch,
+                    BATCH_SEQUENCE: str(n),
+                    **proof(self.key, self.subject, row),
+                }
                 body = JournalMessage.of(self.table, row).encode()
                 if n == 1:  # a request: the batch has begun (or why not)
                     headers[EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self.stream_seq)
@@ -637,23 +575,10 @@ class Publisher:
 
     async def heartbeat(self) -> Heartbeat:
         """The heartbeat now, signed with the station's key if it has one."""
-        seq, last_hash = self.tail.last()
         table = await self._state() if self._state is not None else TableState()
-        beat = Heartbeat(
-            site=self.site,
-            table=self.table,
-            ts=now_ts(),
-            seq=seq,
-            hash=last_hash,
-            published=self.published,
-            floor=self.status.state,
-            game=table.game,
-            shoe=table.shoe,
-            round=table.round,
-            suspended=table.code is not None,
-            code=table.code,
-            interval=self.config.heartbeat_interval,
-            journal=table.journal,
+        status = PublisherStatus(self.status.state, self.published, self.status.detail)
+        beat = table.heartbeat(
+            self.site, self.table, self.tail.last(), status, self.config.heartbeat_interval
         )
         return beat if self.key is None else beat.signed(self.key)
 

@@ -45,6 +45,8 @@ from nats.js.errors import APIError, NotFoundError
 from station.live.journal.epoch import RESTORED
 from station.live.publisher.tail import JournalTail
 from station.shared.messages import WRONG_LAST_SEQUENCE, BadMessage, JournalMessage
+from station.shared.rows import Row
+from station.shared.signing import SigningKey
 
 #: The header with which a station's publisher says it sent a row: its key's signature of
 #: `published(subject, row)`. A row's own signature says the station wrote it; this says
@@ -56,6 +58,11 @@ def published(subject: str, seq: int, row_hash: str) -> dict[str, Any]:
     """What the `PUBLISHED` header signs (as a floor message body, which no heartbeat or
     alert body can be mistaken for)."""
     return {"published": subject, "seq": seq, "hash": row_hash}
+
+
+class NotJournaled(Exception):
+    """The station has not journaled the publisher's discontinuity notice yet: nothing of
+    the new epoch goes out before it."""
 
 
 class Conflict(Exception):
@@ -86,6 +93,15 @@ class Held:
     #: Why this journal's row at the stream's end is not believed to be where the
     #: station's rows end there (None: it is, or it is not this journal's row).
     unproven: str | None = None
+
+
+def proof(key: SigningKey | None, subject: str, row: Row) -> dict[str, str]:
+    """The `PUBLISHED` header of `row` (none without a key): at the next look at the
+    stream, the sign that this station sent it, not someone who copied it from the journal
+    file."""
+    if key is None:
+        return {}
+    return {PUBLISHED: key.sign_message(published(subject, row.seq, row.hash))}
 
 
 def subject_matches(pattern: str, subject: str) -> bool:

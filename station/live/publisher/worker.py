@@ -27,8 +27,9 @@ import orjson
 
 from station.live.children import ignore_sigint
 from station.live.publisher.process import encode
-from station.live.publisher.publisher import BURST_GAP, Publisher, PublisherStatus, TableState
+from station.live.publisher.publisher import BURST_GAP, Publisher
 from station.live.publisher.settings import FloorConfig, KeyFile
+from station.live.publisher.state import PublisherStatus, TableState
 from station.shared.rows import Pending
 from station.shared.signing import SigningError, SigningKey
 
