@@ -159,3 +159,21 @@ def adopted_through(db: sqlite3.Connection) -> int:
     if isinstance(rows, list) and len(rows) == 2 and isinstance(rows[1], int):
         return rows[1]
     return 0
+
+
+def named_in(db: sqlite3.Connection) -> dict[str, PublicKey]:
+    """Every key the journal's notices name (signed, rotated to), by fingerprint."""
+    sql = (
+        "SELECT event FROM journal WHERE kind = 'notice' AND "
+        "json_extract(event, '$.signing_key') IS NOT NULL"
+    )
+    found = (_named_key(text) for (text,) in db.execute(sql))
+    return {key.fingerprint: key for key in found if key is not None}
+
+
+def _named_key(text: str) -> PublicKey | None:
+    """The key a row's event text names, None if none (or one that cannot be read)."""
+    try:
+        return key_named(orjson.loads(text))
+    except (orjson.JSONDecodeError, SigningError):
+        return None

@@ -32,13 +32,11 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import orjson
+from typing import Any
 
 from station.core.table import Table
 from station.live.journal import anchor as anchors
-from station.live.journal import disk, integrity, keys, reading
+from station.live.journal import disk, integrity, keys
 from station.live.journal import owed as owing
 from station.live.journal.epoch import EPOCH_NOTICES, Epoch, discontinuity_notice, epoch_of
 from station.live.journal.errors import (
@@ -47,6 +45,7 @@ from station.live.journal.errors import (
     JournalUnavailable,
     JournalUnopenable,
 )
+from station.live.journal.reads import JournalReading
 from station.live.journal.schema import (
     INSERT,
     SCHEMA_VERSION,
@@ -56,14 +55,10 @@ from station.live.journal.schema import (
     transaction,
 )
 from station.live.journal.table import (
-    Replayed,
-    replay,
-    settings_in,
     settings_of,
     table_settings,
 )
-from station.live.journal.verify import VerifyReport, verify_journal
-from station.shared.keychain import SIGNED, Endorsement, key_named
+from station.shared.keychain import SIGNED, Endorsement
 from station.shared.keychain import named as name_of
 from station.shared.rows import (
     CREATED,
@@ -76,7 +71,7 @@ from station.shared.rows import (
     now_ts,
     row_hash,
 )
-from station.shared.signing import PublicKey, SigningError, SigningKey
+from station.shared.signing import PublicKey, SigningKey
 
 log = logging.getLogger("station.live.journal")
 
@@ -84,7 +79,7 @@ OWE = "INSERT OR IGNORE INTO outbox (endpoint, seq, id, body, seal) VALUES (?, ?
 SETTLE = "DELETE FROM outbox WHERE endpoint = ? AND id = ?"
 
 
-class Journal:
+class Journal(JournalReading):
     """The journal file. Not thread-safe: the service uses it from one thread at a time."""
 
     def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
@@ -442,12 +437,7 @@ class Journal:
     def owed_checked(self, table_id: str) -> tuple[list[OutboxEntry], list[owing.Refused]]:
         """The webhook events owed that may be sent again (sealed by the station to a row
         of the journal, their bodies the rows'), and those refused (`owed.check`)."""
-        sql = (
-            "SELECT event FROM journal WHERE kind = 'notice' AND "
-            "json_extract(event, '$.signing_key') IS NOT NULL"
-        )
-        found = (_named_key(text) for (text,) in self._db.execute(sql))
-        named = {key.fingerprint: key for key in found if key is not None}
+        named = keys.named_in(self._db)
         if self._key is not None:
             named[self._key.public.fingerprint] = self._key.public
         signed = bool(named)
@@ -599,47 +589,3 @@ class Journal:
                 "changed: run `station journal verify` and restore it from a backup"
             )
         self.last_seq, self.last_hash = seq, h
-
-    # -- reading (`reading`), verifying (`verify`) ------------------------------------------
-
-    def settings(self) -> dict[str, Any] | None:
-        """The table settings from the `journal created` row, or None for an empty journal."""
-        return settings_in(next(self.rows(limit=1), None), self.path)
-
-    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
-        """Rows with seq > after, in order (all of them, or at most `limit`)."""
-        return reading.rows(self._db, after, limit)
-
-    def replay_into(self, table: Table) -> Replayed:
-        """Apply every event row to `table` (notices skipped), checking that the core still
-        decides what the journal says."""
-        return replay(self.rows(), table, self.path)
-
-    def export(self, sink: BinaryIO, after: int = 0) -> int:
-        """Write the table events as replay JSON Lines, each with its `verdict` (the replay
-        output's fields less seq) and a `journal` object (seq, ts, source, actor). `station
-        replay` accepts the file as is (it ignores the extra keys) and decides the same."""
-        return reading.export(self.rows(after=after), sink)
-
-    def backup(self, dest: str | os.PathLike[str]) -> int:
-        """Copy the journal to `dest` (a new file) and its head anchor to `dest.head`,
-        consistent even while the station commits (`reading.backup`). Returns the copy's
-        row count."""
-        return reading.backup(self._db, self.head_path, dest)
-
-    def verify(
-        self, trusted: PublicKey | None = None, accept_unsigned_before: int = 1
-    ) -> VerifyReport:
-        """Check the chain, the head anchor and that the core's replay agrees with every
-        stored verdict, and with a `trusted` key every signature (`keychain.check`; a row
-        not signed by it is a problem unless its seq is below `accept_unsigned_before`).
-        Never raises for a bad journal: the report lists the problems."""
-        return verify_journal(self._db, self.path, self.head_path, trusted, accept_unsigned_before)
-
-
-def _named_key(text: str) -> PublicKey | None:
-    """The key a row's event text names, None if none (or one that cannot be read)."""
-    try:
-        return key_named(orjson.loads(text))
-    except (orjson.JSONDecodeError, SigningError):
-        return None
