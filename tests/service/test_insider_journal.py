@@ -213,7 +213,20 @@ def alerts(proc: StationProcess) -> list[dict[str, Any]]:
 
 
 def notices(proc: StationProcess, message: str) -> list[dict[str, Any]]:
-    return [r for r in proc.rows() if r["event"].get("message") == message]
+    """The notices saying `message` among the rows committed when asked. Read up to the
+    state's seq then, not to the journal's end: the sim deals on (a row a millisecond)
+    while the pages are read, and a reader chasing the end under load never reaches it."""
+    through: int = proc.get("/api/state").json()["seq"]
+    found: list[dict[str, Any]] = []
+    after = 0
+    while after < through:
+        answer = proc.get(f"/api/journal?after={after}&limit=1000")
+        assert answer.status_code == 200, answer.text
+        page: list[dict[str, Any]] = answer.json()["events"]
+        assert page, f"the journal ends at row {after}, before row {through} of the state"
+        found.extend(r for r in page if r["seq"] <= through)
+        after = page[-1]["seq"]
+    return [r for r in found if r["event"].get("message") == message]
 
 
 # -- attack 1: fabricated results through the outbox --------------------------------------
@@ -244,8 +257,10 @@ def test_made_up_results_in_the_outbox_never_reach_the_game_server(tmp_path: Pat
                 "INSERT INTO outbox (endpoint, seq, id, body) VALUES (?, ?, ?, ?)",
                 (endpoint, seq, body["id"], forged[-1]),
             )
-        # and a genuine id of a delivered event, given another body, sealed with a junk seal
-        other = orjson.dumps({**genuine, "result": {**genuine["result"], "winner": "tie"}})
+        # and a genuine id of a delivered event, given another body (another winner: the
+        # same one would be the body delivered already), sealed with a junk seal
+        winner = next(w for w in ("tie", "banker") if w != genuine["result"]["winner"])
+        other = orjson.dumps({**genuine, "result": {**genuine["result"], "winner": winner}})
         seal = "0" * 64 + ":" + "A" * 88
         db.execute(
             "INSERT OR REPLACE INTO outbox (endpoint, seq, id, body, seal) VALUES (?, ?, ?, ?, ?)",
