@@ -150,6 +150,7 @@ def test_a_heartbeat_behind_the_archive_is_checked_against_it(
             "code": "conflict",
             "message": "its station's journal is not the archived one (another hash at a "
             "row the archive holds): not this table's station",
+            "params": {"why": "journal"},  # the screens' words by code (`said`)
             "ts": "2026-12-01T00:00:00Z",
             "heartbeats_ignored": 1,
             "ignored_seq": 7,

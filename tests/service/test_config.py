@@ -14,6 +14,7 @@ from station.cli import main
 from station.live.config import (
     ApiConfig,
     ConfigError,
+    DashboardConfig,
     DisplayConfig,
     FloorConfig,
     JournalConfig,
@@ -325,6 +326,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "log": LogConfig,
     "floor": FloorConfig,
     "display": DisplayConfig,
+    "dashboard": DashboardConfig,
 }
 #: Keys whose example value is not the default: where a production install keeps its
 #: files, and the camera's model (a file the operator makes; the default is none).

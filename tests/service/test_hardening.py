@@ -321,10 +321,10 @@ def test_a_station_that_starts_on_a_journal_it_cannot_write_waits_too(tmp_path: 
     original = Journal.append
     failing = {"on": True}
 
-    def append(self: Journal, pending: Any, *more: Any) -> Any:
+    def append(self: Journal, pending: Any, *more: Any, **keywords: Any) -> Any:
         if failing["on"]:
             raise JournalUnavailable(self.unwritable(disk_full()))
-        return original(self, pending, *more)
+        return original(self, pending, *more, **keywords)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Journal, "append", append)
