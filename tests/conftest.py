@@ -122,3 +122,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(tests).parts[0] if item.path.is_relative_to(tests) else ""
         if folder in FOLDER_MARKERS:
             item.add_marker(FOLDER_MARKERS[folder])
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout's wheel, built once per run (`pip wheel .`, which compiles the core:
+    about 15 s) for every test that looks inside it or installs it."""
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        check=True,
+    )
+    wheels = list(dist.glob("baccarat_station-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]

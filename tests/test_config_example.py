@@ -3,8 +3,6 @@ printed by the command and shipped in the wheel (an installed station has no con
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -31,14 +29,9 @@ def test_what_it_prints_is_a_config_the_station_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_examples(tmp_path: Path) -> None:
+def test_the_wheel_carries_the_examples(built_wheel: Path) -> None:
     """Package data, not links: the wheel holds the files' own bytes."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("baccarat_station-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(built_wheel) as archive:
         for example in ("example.toml", "floor.example.toml"):
             shipped = archive.read(f"station/examples/{example}")
             assert shipped == (ROOT / "config" / example).read_bytes()

@@ -29,7 +29,7 @@ SCM_VERSION: list[str] = []  # setuptools-scm's version of the checkout, as the 
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def installed(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Iterator[Path]:
     """A clean venv with only the wheel (and its runtime dependencies) installed."""
     work = tmp_path_factory.mktemp("wheel")
     # The version git gives the checkout as it is built (its tag, or its commit).
@@ -37,26 +37,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         [sys.executable, "-m", "setuptools_scm"], cwd=ROOT, capture_output=True, text=True
     )
     SCM_VERSION.append(scm.stdout.strip() if scm.returncode == 0 else "")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "-q",
-            "-w",
-            str(work / "dist"),
-            str(ROOT),
-        ],
-        check=True,
-    )
-    wheels = list((work / "dist").glob("baccarat_station-*.whl"))
-    assert len(wheels) == 1, wheels
     env_dir = work / "venv"
     venv.create(env_dir, with_pip=True)
     pip = env_dir / "bin" / "pip"
-    subprocess.run([str(pip), "install", "-q", str(wheels[0])], check=True)
+    subprocess.run([str(pip), "install", "-q", str(built_wheel)], check=True)
     yield env_dir
 
 
