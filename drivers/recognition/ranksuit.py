@@ -221,8 +221,11 @@ class RankSuitModel:
         ranked = self.candidates(card)
         winner = ranked[0]
         code = self.cards[winner.index]
+        # By the duel's figure alone: two rivals with the same figure must not be
+        # compared themselves (a candidate has no order; that crashed a calibration).
         confidence, rival = min(
-            (self.duel(winner, winner.index, r.index), r) for r in ranked[1 : RIVALS + 1]
+            ((self.duel(winner, winner.index, r.index), r) for r in ranked[1 : RIVALS + 1]),
+            key=lambda duel: duel[0],
         )
         other = self.cards[rival.index]
         shown = round(min(max(confidence, 0.0), 1.0), 4)

@@ -60,6 +60,17 @@ def _cover_indices(image: np.ndarray) -> np.ndarray:
     return out
 
 
+def test_rivals_tied_in_their_duels_do_not_crash_the_reading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two rivals of the winner with the same duel figure: a reading, not a TypeError
+    (`station calibrate camera` crashed so on one design)."""
+    m = model("anglo")
+    monkeypatch.setattr(RankSuitModel, "duel", lambda self, seen, a, b: 0.9)
+    reading = m.read(photo(labelled("anglo"), "7D"))
+    assert reading.card == "7D" and reading.confidence == 0.9
+
+
 def test_a_blank_card_is_unreadable() -> None:
     image = photo(labelled("anglo"), "AS")
     quad = cv2.convexHull(_find(image).astype(np.int32))
