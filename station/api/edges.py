@@ -10,6 +10,10 @@ logged quietly once the server runs.
   page's own. The browser still sends the page's name as Host, so `HostCheck` answers
   only IP addresses, `localhost` and `[api] allowed_hosts`: any other name is a 400 (a
   WebSocket is accepted and closed with 1008 and the reason, as its other refusals).
+- **One value each**: a query parameter given twice (`?hours=x&hours=1`) is refused with
+  422 rather than read by FastAPI's rule (the last counts): a request that says two
+  things is ambiguous, and what a proxy, a log and the station each took it to mean
+  could differ (`OneValueEach`).
 - **Accepts**: see `station.api.connections.quiet_accept_errors`; installed when the
   app's lifespan starts, on the server's own loop.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Protocol
+from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import FastAPI
@@ -43,8 +48,49 @@ def guard(app: FastAPI, api: Guarded) -> None:
     """Wrap `app` (after its own middleware: these run first) in the edges above."""
     if api.public_read:
         app.add_middleware(HostCheck, allowed=frozenset(api.allowed_hosts) | OWN_NAMES)
+    app.add_middleware(OneValueEach)
     app.add_middleware(HeadAsGet)
     app.add_middleware(QuietAccepts)
+
+
+class OneValueEach:
+    """A request whose query names a parameter more than once: 422, in FastAPI's shape of
+    a validation error (`detail[0].loc` names the parameter)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope.get("query_string", b"") if scope["type"] == "http" else b""
+        repeated = _repeated(query.decode("latin-1")) if query else None
+        if repeated is None:
+            await self.app(scope, receive, send)
+            return
+        body = orjson.dumps(
+            {
+                "detail": [
+                    {
+                        "type": "repeated",
+                        "loc": ["query", repeated],
+                        "msg": f"the query gives '{repeated}' more than once: give it once",
+                        "input": None,
+                    }
+                ]
+            }
+        )
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 422, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _repeated(query: str) -> str | None:
+    """The first parameter `query` names twice (as Starlette parses it), or None."""
+    seen: set[str] = set()
+    for name, _ in parse_qsl(query, keep_blank_values=True):
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 class HeadAsGet:
